@@ -30,6 +30,7 @@
 #include <linux/perf_event.h>
 #include <linux/refcount.h>
 #include <linux/seq_file.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/trace_events.h>
@@ -53,10 +54,11 @@
 #define USER_EVENT_ARRAY_MAX	1024
 /*
  * Largest record (common fields and payload) that always fits in one ring
- * buffer event: a ring buffer page less its header, the event header with
- * its length word, and a time extend.
+ * buffer event and one perf raw sample: a 4K ring buffer page less its
+ * header, the event header with its length word, and a time extend.  The
+ * same on every architecture, whatever its page size.
  */
-#define USER_EVENT_RECORD_MAX	(PAGE_SIZE - 40)
+#define USER_EVENT_RECORD_MAX	(SZ_4K - 40)
 #define USER_EVENT_PAYLOAD_MAX	(USER_EVENT_RECORD_MAX - sizeof(struct trace_entry))
 
 /* struct user_field.flags */
@@ -262,7 +264,7 @@ static int user_event_parse_error(struct user_event_parser *p, int err,
 
 static bool user_event_is_blank(char c)
 {
-	return c == ' ' || c == '\t';
+	return isspace(c);
 }
 
 static bool user_event_is_ident(const char *s)
@@ -346,10 +348,13 @@ static int user_event_parse_size(const char *s, u32 max, u32 *size)
 	unsigned int val;
 	int ret;
 
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+	/* kstrto*() would also take a sign or a second "0x" */
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && isxdigit(s[2]))
 		ret = kstrtouint(s + 2, 16, &val);
-	else
+	else if (isdigit(s[0]))
 		ret = kstrtouint(s, 10, &val);
+	else
+		ret = -EINVAL;
 	if (ret || !val || val > max)
 		return -EINVAL;
 	*size = val;
@@ -569,7 +574,9 @@ static int user_event_parse(struct user_event_parser *p,
 	if (strlen(name) > USER_EVENT_NAME_MAX)
 		return user_event_parse_error(p, USER_EVENT_ERR_NAME_TOO_LONG,
 					      name, -EINVAL);
-	if (!user_event_is_ident(name))
+	/* The system directory has files of these names */
+	if (!user_event_is_ident(name) || !strcmp(name, "enable") ||
+	    !strcmp(name, "filter"))
 		return user_event_parse_error(p, USER_EVENT_ERR_BAD_NAME, name,
 					      -EINVAL);
 
@@ -1212,9 +1219,11 @@ static int user_event_create(struct user_event_def *def, int index,
 	call = &user->call;
 	call->class = &user->class;
 	call->tp = &user->tracepoint;
-	call->flags = TRACE_EVENT_FL_TRACEPOINT;
+	/* Dynamic from the start: perf and triggers take references on it */
+	call->flags = TRACE_EVENT_FL_TRACEPOINT | TRACE_EVENT_FL_DYNAMIC;
 	call->data = user;
 	call->event.funcs = &user_event_funcs;
+	refcount_set(&user->refcnt, 1);
 
 	if (!register_trace_event(&call->event)) {
 		ret = -ENODEV;
@@ -1229,7 +1238,6 @@ static int user_event_create(struct user_event_def *def, int index,
 
 	dyn_event_init(&user->devent, &user_event_dops);
 	dyn_event_add(&user->devent, call);
-	refcount_set(&user->refcnt, 1);
 	hash_add(user_event_names, &user->node,
 		 jhash(user->name, strlen(user->name), 0));
 	user_event_by_index[index] = user;
@@ -1252,8 +1260,8 @@ static bool user_event_busy(struct user_event *user)
  * user_event_destroy - delete an event nothing references
  * @user: the event
  *
- * Return: 0, or -EBUSY if a file, a tracer or an open tracefs file of the
- * event still holds it; the event is then unchanged.
+ * Return: 0, or -EBUSY if a file, a tracer or a trigger of another event
+ * still holds it; the event is then unchanged.
  */
 static int user_event_destroy(struct user_event *user)
 {
@@ -1267,6 +1275,8 @@ static int user_event_destroy(struct user_event *user)
 	ret = trace_remove_event_call(&user->call);
 	if (ret)
 		return ret;
+	/* Records of a type that no longer exists cannot be printed */
+	tracing_reset_all_online_cpus();
 
 	dyn_event_remove(&user->devent);
 	hash_del(&user->node);

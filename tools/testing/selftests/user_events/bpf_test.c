@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events and eBPF: a BPF_PROG_TYPE_TRACEPOINT program attached through
+ * the event's perf event runs on every write and sees the record (common
+ * fields and payload, __rel_loc strings included) as its context.
+ *
+ * The program is a handful of raw instructions loaded with the bpf()
+ * system call, so the test needs no BPF toolchain: it copies the first
+ * RECORD_COPY bytes of its context into an array map and counts its runs.
+ */
+
+#include <stddef.h>
+#include <linux/bpf.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+
+#include "user_events_selftests.h"
+
+#define RECORD_COPY	128
+#define VALUE_SIZE	(RECORD_COPY + sizeof(uint64_t))	/* + run count */
+
+static int sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+static int map_create(void)
+{
+	union bpf_attr attr = {
+		.map_type = BPF_MAP_TYPE_ARRAY,
+		.key_size = sizeof(uint32_t),
+		.value_size = VALUE_SIZE,
+		.max_entries = 1,
+	};
+
+	return sys_bpf(BPF_MAP_CREATE, &attr);
+}
+
+static int map_read(int map_fd, void *value)
+{
+	uint32_t key = 0;
+	union bpf_attr attr = {
+		.map_fd = map_fd,
+		.key = (uintptr_t)&key,
+		.value = (uintptr_t)value,
+	};
+
+	return sys_bpf(BPF_MAP_LOOKUP_ELEM, &attr);
+}
+
+#define INSN(c, d, s, o, i) \
+	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
+			    .off = (o), .imm = (i) })
+
+/* Loads the program; its verifier log goes to @log on failure */
+static int prog_load(int map_fd, char *log, size_t log_size)
+{
+	struct bpf_insn insns[] = {
+		/* r6 = ctx */
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0),
+		/* key = 0 on the stack; r2 = &key */
+		INSN(BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0),
+		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4),
+		/* r1 = map */
+		INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map_fd),
+		INSN(0, 0, 0, 0, 0),
+		/* r0 = bpf_map_lookup_elem(map, &key); if (!r0) goto out */
+		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),
+		INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 8, 0),
+		/* bpf_probe_read_kernel(value, RECORD_COPY, ctx) */
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 7, 0, 0, 0),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 1, 7, 0, 0),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, RECORD_COPY),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 3, 6, 0, 0),
+		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_probe_read_kernel),
+		/* value's run count += 1 */
+		INSN(BPF_LDX | BPF_MEM | BPF_DW, 1, 7, RECORD_COPY, 0),
+		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, 1),
+		INSN(BPF_STX | BPF_MEM | BPF_DW, 7, 1, RECORD_COPY, 0),
+		/* out: return 0 */
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0),
+		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+	};
+	union bpf_attr attr = {
+		.prog_type = BPF_PROG_TYPE_TRACEPOINT,
+		.insns = (uintptr_t)insns,
+		.insn_cnt = ARRAY_SIZE(insns),
+		.license = (uintptr_t)"GPL",
+		.log_buf = (uintptr_t)log,
+		.log_size = log_size,
+		.log_level = 1,
+	};
+
+	log[0] = '\0';
+	return sys_bpf(BPF_PROG_LOAD, &attr);
+}
+
+/* Opens the event's perf event with the program attached and enabled */
+static int perf_attach_bpf(int id, int prog_fd)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(attr),
+		.config = id,
+		.sample_period = 1,
+	};
+	int fd;
+
+	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1,
+		     PERF_FLAG_FD_CLOEXEC);
+	if (fd == -1)
+		return -1;
+	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) ||
+	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+		close(fd);
+		return -1;
+	}
+
+	return fd;
+}
+
+FIXTURE(bpf) {
+	int data_fd;
+	int status_fd;
+	uint8_t *status;
+	int map_fd;
+	int prog_fd;
+};
+
+FIXTURE_SETUP(bpf)
+{
+	static char log[65536];
+
+	UE_SKIP_IF_UNAVAILABLE();
+
+	self->data_fd = ue_open_data();
+	ASSERT_NE(-1, self->data_fd);
+	self->status_fd = ue_open_status();
+	ASSERT_NE(-1, self->status_fd);
+	self->status = ue_map_status(self->status_fd);
+	ASSERT_NE(MAP_FAILED, self->status);
+
+	self->map_fd = map_create();
+	if (self->map_fd == -1 && errno == EPERM)
+		SKIP(_exit(255), "bpf() is not available: %s", strerror(errno));
+	ASSERT_NE(-1, self->map_fd);
+	self->prog_fd = prog_load(self->map_fd, log, sizeof(log));
+	if (self->prog_fd == -1)
+		TH_LOG("verifier: %s", log);
+	ASSERT_NE(-1, self->prog_fd);
+}
+
+FIXTURE_TEARDOWN(bpf)
+{
+	close(self->prog_fd);
+	close(self->map_fd);
+	munmap(self->status, UE_PAGE_SIZE);
+	close(self->status_fd);
+	close(self->data_fd);
+	ue_cleanup_events("__bpf_test_");
+}
+
+/* Payload of the test events; the member order leaves no padding */
+struct bpf_payload {
+	int64_t big;
+	uint32_t count;
+	uint32_t msg_loc;
+	char msg[9];
+};
+
+TEST_F(bpf, program_sees_every_record)
+{
+	const char *name = "__bpf_test_rec";
+	struct bpf_payload in;
+	uint8_t value[VALUE_SIZE];
+	struct user_reg reg;
+	uint64_t runs;
+	int perf_fd, i;
+
+	ASSERT_EQ(0, ue_reg(self->data_fd,
+			    "__bpf_test_rec s64 big; u32 count; __rel_loc char[] msg",
+			    &reg));
+	memset(&in, 0, sizeof(in));
+	in.big = -5;
+	strcpy(in.msg, "rel text");
+	/* msg follows its own location word directly */
+	in.msg_loc = DYN_LOC(0, sizeof(in.msg));
+
+	perf_fd = perf_attach_bpf(ue_event_id(name), self->prog_fd);
+	ASSERT_NE(-1, perf_fd);
+	ASSERT_EQ(EVENT_STATUS_PERF, self->status[reg.status_index]);
+
+	for (i = 1; i <= 5; i++) {
+		in.count = i * 100;
+		ASSERT_EQ(sizeof(in) + 4, ue_emit(self->data_fd,
+						  reg.write_index, &in,
+						  sizeof(in)));
+	}
+
+	ASSERT_EQ(0, map_read(self->map_fd, value));
+	memcpy(&runs, value + RECORD_COPY, sizeof(runs));
+	ASSERT_EQ(5, runs);
+
+	/* The context is the record: payload bytes right after 8 bytes */
+	ASSERT_EQ(0, memcmp(value + 8, &in, sizeof(in)));
+	ASSERT_EQ(-5, *(int64_t *)(value + 8));
+	ASSERT_EQ(500, *(uint32_t *)(value + 16));
+	/* __rel_loc: offset counted from the end of the 4-byte word at 20 */
+	ASSERT_STREQ("rel text", (char *)value + 24 + (in.msg_loc & 0xffff));
+
+	close(perf_fd);
+	ASSERT_EQ(0, self->status[reg.status_index]);
+
+	/* Detached: further writes do not run it */
+	ASSERT_EQ(sizeof(in) + 4, ue_emit(self->data_fd, reg.write_index,
+					  &in, sizeof(in)));
+	ASSERT_EQ(0, map_read(self->map_fd, value));
+	memcpy(&runs, value + RECORD_COPY, sizeof(runs));
+	ASSERT_EQ(5, runs);
+}
+
+TEST_F(bpf, invalid_payload_does_not_run_program)
+{
+	uint8_t value[VALUE_SIZE];
+	struct bpf_payload in;
+	struct user_reg reg;
+	uint64_t runs;
+	int perf_fd;
+
+	ASSERT_EQ(0, ue_reg(self->data_fd,
+			    "__bpf_test_bad s64 big; u32 count; __rel_loc char[] msg",
+			    &reg));
+	perf_fd = perf_attach_bpf(ue_event_id("__bpf_test_bad"),
+				  self->prog_fd);
+	ASSERT_NE(-1, perf_fd);
+
+	memset(&in, 0, sizeof(in));
+	strcpy(in.msg, "12345678");
+	/* Reaches past the end of the payload */
+	in.msg_loc = DYN_LOC(0, sizeof(in) - 24 + 1);
+	ASSERT_EQ(-EFAULT, ue_emit(self->data_fd, reg.write_index, &in,
+				   sizeof(in)));
+	ASSERT_EQ(0, map_read(self->map_fd, value));
+	memcpy(&runs, value + RECORD_COPY, sizeof(runs));
+	ASSERT_EQ(0, runs);
+
+	close(perf_fd);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,601 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events command parsing, through DIAG_IOCSREG and dynamic_events
+ * alike: every accepted type, every rejection with its errno and error_log
+ * entry, and the matching rules of "!u:" deletes.
+ */
+#include "user_events_selftests.h"
+
+#define PREFIX "ue_dyn_"
+
+/* 64 characters: the longest name there may be */
+#define NAME64 PREFIX "x12345678901234567890123456789012345678901234567890123456"
+
+struct good_case {
+	const char *flags;	/* ":FLAGS" after the name, or NULL */
+	const char *fields;	/* after "NAME " */
+	const char *listing;	/* fields as dynamic_events lists them, or NULL */
+};
+
+static const struct good_case good_cases[] = {
+	{ NULL, "s8 a", "s8 a" },
+	{ NULL, "u8 a", "u8 a" },
+	{ NULL, "s16 a", "s16 a" },
+	{ NULL, "u16 a", "u16 a" },
+	{ NULL, "s32 a", "s32 a" },
+	{ NULL, "u32 a", "u32 a" },
+	{ NULL, "s64 a", "s64 a" },
+	{ NULL, "u64 a", "u64 a" },
+	{ NULL, "char a", "char a" },
+	{ NULL, "unsigned char a", "unsigned char a" },
+	{ NULL, "short a", "short a" },
+	{ NULL, "unsigned short a", "unsigned short a" },
+	{ NULL, "int a", "int a" },
+	{ NULL, "unsigned int a", "unsigned int a" },
+	{ NULL, "char[1] a", "char[1] a" },
+	{ NULL, "char[20] a", "char[20] a" },
+	{ NULL, "char[1024] a", "char[1024] a" },
+	{ NULL, "char[0x14] a", NULL },
+	{ NULL, "char[0x400] a", NULL },
+	{ NULL, "unsigned char[16] a", "unsigned char[16] a" },
+	{ NULL, "unsigned char[0x10] a", NULL },
+	{ NULL, "__data_loc char[] a", "__data_loc char[] a" },
+	{ NULL, "__data_loc unsigned char[] a", "__data_loc unsigned char[] a" },
+	{ NULL, "__rel_loc char[] a", "__rel_loc char[] a" },
+	{ NULL, "__rel_loc unsigned char[] a", "__rel_loc unsigned char[] a" },
+	{ NULL, "struct foo a 1", "struct foo a 1" },
+	{ NULL, "struct foo a 20", "struct foo a 20" },
+	{ NULL, "struct foo a 1024", "struct foo a 1024" },
+	{ NULL, "", "" },
+	{ NULL, "u32 a; char[16] b", "u32 a; char[16] b" },
+	{ NULL, "u32 _x; s64 y_2; __data_loc char[] Msg",
+	  "u32 _x; s64 y_2; __data_loc char[] Msg" },
+	{ NULL, "u32 a;", NULL },
+	{ NULL, "u32 a;u64 b", NULL },
+	{ NULL, "u32 a ; u64 b ;", NULL },
+	{ NULL, "u32 a  ;  u64 b", NULL },
+	/* Exactly the 4048 bytes a record can carry */
+	{ NULL, "char[1024] a; char[1024] b; char[1024] c; char[976] d", NULL },
+	{ "BPF_ITER", "u32 a", NULL },
+	{ "FOO,BAR", "u32 a", NULL },
+	{ "BPF_ITER", "", NULL },
+};
+
+struct bad_case {
+	/*
+	 * name_args as given to DIAG_IOCSREG ("u:" is put in front for
+	 * dynamic_events).  An '@' marks where the error_log caret must
+	 * point and is removed before use; without '@' the caret is only
+	 * checked to be within the command.
+	 */
+	const char *cmd;
+	int err;
+	const char *msg;	/* error_log message, or NULL to not check */
+};
+
+static const struct bad_case bad_cases[] = {
+	{ PREFIX "bad u32 a; @bogus b", EINVAL, "Unknown field type" },
+	{ PREFIX "bad @s128 a", EINVAL, "Unknown field type" },
+	{ PREFIX "bad @unsigned a", EINVAL, NULL },
+	{ PREFIX "bad @u32[4] a", EINVAL, NULL },
+	{ PREFIX "bad @__data_loc char a", EINVAL, NULL },
+	{ PREFIX "bad @__data_loc u32 a", EINVAL, NULL },
+	{ "@1" PREFIX "bad u32 a", EINVAL, "Invalid event name" },
+	{ "@ue-dyn-bad u32 a", EINVAL, "Invalid event name" },
+	{ "@ue/dyn_bad u32 a", EINVAL, "Invalid event name" },
+	{ "@ue.dyn_bad u32 a", EINVAL, "Invalid event name" },
+	{ "@" NAME64 "x u32 a", EINVAL, "Event name is too long" },
+	{ PREFIX "bad @long a", EINVAL,
+	  "Type has no fixed size, use s64/u64 or s32/u32" },
+	{ PREFIX "bad u32 a; @unsigned long b", EINVAL,
+	  "Type has no fixed size, use s64/u64 or s32/u32" },
+	/* A missing token: the caret marks where it should have been */
+	{ PREFIX "bad u32@", EINVAL, "Missing field name" },
+	{ PREFIX "bad u32 a; u64@", EINVAL, "Missing field name" },
+	{ PREFIX "bad u32 @1a", EINVAL, "Invalid field name" },
+	{ PREFIX "bad u32 @a-b", EINVAL, "Invalid field name" },
+	{ PREFIX "bad u32 @a.b", EINVAL, "Invalid field name" },
+	{ PREFIX "bad u32 a; u64 @a", EINVAL, "Duplicate field name" },
+	{ PREFIX "bad u32 abc; char[4] x; s8 @abc", EINVAL,
+	  "Duplicate field name" },
+	/* The names of the common fields are taken */
+	{ PREFIX "bad u32 @common_pid", EINVAL, "Duplicate field name" },
+	{ PREFIX "bad @char[0] a", EINVAL, "Invalid array size" },
+	{ PREFIX "bad @char[1025] a", EINVAL, "Invalid array size" },
+	{ PREFIX "bad @char[9999] a", EINVAL, "Invalid array size" },
+	{ PREFIX "bad @char[0x401] a", EINVAL, "Invalid array size" },
+	{ PREFIX "bad @unsigned char[0] a", EINVAL, "Invalid array size" },
+	{ PREFIX "bad @char[99999999999999999999999999999] a", EINVAL,
+	  "Invalid array size" },
+	{ PREFIX "bad @char[-1] a", EINVAL, NULL },
+	{ PREFIX "bad @char[] a", EINVAL, NULL },
+	{ PREFIX "bad @char[x] a", EINVAL, NULL },
+	{ PREFIX "bad struct foo a@", EINVAL, "Struct field needs a size" },
+	{ PREFIX "bad struct foo a @0", EINVAL, "Invalid struct size" },
+	{ PREFIX "bad struct foo a @1025", EINVAL, "Invalid struct size" },
+	{ PREFIX "bad struct foo a @x", EINVAL, "Invalid struct size" },
+	{ PREFIX "bad u32 a @4", EINVAL, "Unexpected token" },
+	{ PREFIX "bad char[4] a @4", EINVAL, "Unexpected token" },
+	{ PREFIX "bad u32 a;@;u32 b", EINVAL, "Empty field" },
+	{ PREFIX "bad u32 a; @; u32 b", EINVAL, "Empty field" },
+	{ PREFIX "bad @;u32 a", EINVAL, "Empty field" },
+	{ PREFIX "bad char[1024] a; char[1024] b; char[1024] c; char[977] d",
+	  E2BIG, NULL },
+};
+
+FIXTURE(dyn) {
+	int fd;
+};
+
+FIXTURE_SETUP(dyn)
+{
+	UE_SKIP_IF_UNAVAILABLE();
+
+	ue_cleanup_events(PREFIX);
+	self->fd = ue_open_data();
+	ASSERT_NE(-1, self->fd);
+	ASSERT_EQ(0, ue_clear_error_log());
+}
+
+FIXTURE_TEARDOWN(dyn)
+{
+	if (self->fd != -1)
+		close(self->fd);
+	ue_cleanup_events(PREFIX);
+	ue_clear_error_log();
+}
+
+/* Is "u:NAME[ FIELDS]" a line of dynamic_events? */
+static bool listed(const char *name, const char *fields)
+{
+	char *text = ue_read_file("dynamic_events");
+	char line[4200];
+	bool found;
+
+	if (!text)
+		return false;
+	snprintf(line, sizeof(line), "u:%s%s%s", name,
+		 fields && *fields ? " " : "", fields ? fields : "");
+	if (fields) {
+		found = ue_has_line(text, line);
+	} else {
+		/* Only the name matters: "u:NAME" alone or followed by fields */
+		size_t len = strlen(line);
+		char *p = text;
+
+		found = false;
+		while (p && *p && !found) {
+			found = !strncmp(p, line, len) &&
+				(p[len] == ' ' || p[len] == '\n' || !p[len]);
+			p = strchr(p, '\n');
+			if (p)
+				p++;
+		}
+	}
+	free(text);
+
+	return found;
+}
+
+static void good_cmd(const struct good_case *c, const char *name, char *cmd,
+		     size_t len)
+{
+	snprintf(cmd, len, "%s%s%s%s%s", name, c->flags ? ":" : "",
+		 c->flags ? c->flags : "", *c->fields ? " " : "", c->fields);
+}
+
+TEST_F(dyn, accepted_ioctl)
+{
+	char cmd[256], name[64];
+	struct user_reg reg;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(good_cases); i++) {
+		const struct good_case *c = &good_cases[i];
+
+		snprintf(name, sizeof(name), PREFIX "ok%zu", i);
+		good_cmd(c, name, cmd, sizeof(cmd));
+
+		ASSERT_EQ(0, ue_reg(self->fd, cmd, &reg)) {
+			TH_LOG("refused: \"%s\"", cmd);
+		}
+		ASSERT_EQ(i, reg.write_index);
+		ASSERT_TRUE(ue_event_exists(name)) {
+			TH_LOG("no event directory for \"%s\"", cmd);
+		}
+		ASSERT_TRUE(listed(name, c->listing)) {
+			TH_LOG("\"%s\" not listed as \"u:%s %s\"", cmd, name,
+			       c->listing ? c->listing : "...");
+		}
+	}
+
+	close(self->fd);
+	self->fd = -1;
+	for (i = 0; i < ARRAY_SIZE(good_cases); i++) {
+		snprintf(name, sizeof(name), PREFIX "ok%zu", i);
+		ASSERT_EQ(0, ue_del(name));
+		ASSERT_FALSE(ue_event_exists(name));
+		ASSERT_FALSE(listed(name, NULL));
+	}
+}
+
+TEST_F(dyn, accepted_dynamic_events)
+{
+	char cmd[256], name[64];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(good_cases); i++) {
+		const struct good_case *c = &good_cases[i];
+
+		snprintf(name, sizeof(name), PREFIX "ok%zu", i);
+		good_cmd(c, name, cmd + 2, sizeof(cmd) - 2);
+		memcpy(cmd, "u:", 2);
+
+		ASSERT_EQ(0, ue_dyn(cmd)) {
+			TH_LOG("refused: \"%s\"", cmd);
+		}
+		ASSERT_TRUE(ue_event_exists(name)) {
+			TH_LOG("no event directory for \"%s\"", cmd);
+		}
+		ASSERT_TRUE(listed(name, c->listing)) {
+			TH_LOG("\"%s\" not listed as \"u:%s %s\"", cmd, name,
+			       c->listing ? c->listing : "...");
+		}
+
+		/* Delete by name */
+		snprintf(cmd, sizeof(cmd), "!u:%s", name);
+		ASSERT_EQ(0, ue_dyn(cmd));
+		ASSERT_FALSE(ue_event_exists(name));
+		ASSERT_FALSE(listed(name, NULL));
+	}
+}
+
+/* The longest name, and 256 fields */
+TEST_F(dyn, limits_accepted)
+{
+	struct user_reg reg;
+	char *cmd;
+	int i, len;
+
+	ASSERT_EQ(64, strlen(NAME64));
+	ASSERT_EQ(0, ue_reg(self->fd, NAME64 " u32 a", &reg));
+	ASSERT_TRUE(ue_event_exists(NAME64));
+	ASSERT_EQ(EINVAL, ue_reg(self->fd, NAME64 "d u32 a", &reg));
+	ASSERT_FALSE(ue_event_exists(NAME64 "d"));
+
+	/* The same name through dynamic_events is the same event */
+	ASSERT_EQ(EADDRINUSE, ue_dyn("u:" NAME64 " u8 b"));
+	ASSERT_EQ(EINVAL, ue_dyn("u:" NAME64 "d u32 a"));
+	ASSERT_FALSE(ue_event_exists(NAME64 "d"));
+
+	cmd = malloc(4096);
+	ASSERT_NE(NULL, cmd);
+	len = sprintf(cmd, "u:" PREFIX "f256 ");
+	for (i = 0; i < 256; i++)
+		len += sprintf(cmd + len, "u8 f%d;", i);
+	ASSERT_LT(len, 4000);
+
+	ASSERT_EQ(0, ue_reg(self->fd, cmd + 2, &reg));
+	ASSERT_TRUE(ue_event_exists(PREFIX "f256"));
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, ue_del(PREFIX "f256"));
+
+	ASSERT_EQ(0, ue_dyn(cmd));
+	ASSERT_TRUE(ue_event_exists(PREFIX "f256"));
+	ASSERT_EQ(0, ue_dyn("!u:" PREFIX "f256"));
+	free(cmd);
+
+	ASSERT_EQ(0, ue_del(NAME64));
+	ASSERT_EQ(0, ue_dyn("u:" NAME64 " u32 a"));
+	ASSERT_TRUE(ue_event_exists(NAME64));
+	ASSERT_EQ(0, ue_dyn("!u:" NAME64));
+	ASSERT_FALSE(ue_event_exists(NAME64));
+}
+
+/* Split a bad_case command into the real command and the caret offset */
+static int strip_marker(const char *in, char *out, size_t len)
+{
+	const char *at = strchr(in, '@');
+
+	snprintf(out, len, "%s", in);
+	if (!at)
+		return -1;
+	memmove(out + (at - in), out + (at - in) + 1,
+		strlen(out + (at - in) + 1) + 1);
+
+	return at - in;
+}
+
+/*
+ * Check the newest error_log entry for a refused command.  @name_args is
+ * the command without "u:"; the logged command may carry the "u:" of a
+ * dynamic_events line in front of it, which moves the caret along.
+ */
+static void check_log(struct __test_metadata *_metadata, const char *name_args,
+		      const char *msg, int caret)
+{
+	struct ue_log_entry e;
+	size_t base, len;
+
+	ASSERT_EQ(0, ue_last_error(&e)) {
+		TH_LOG("no user_events error_log entry for \"%s\"", name_args);
+	}
+	if (msg) {
+		ASSERT_STREQ(msg, e.msg) {
+			TH_LOG("command \"%s\"", name_args);
+		}
+	}
+
+	len = strlen(e.cmd);
+	ASSERT_GE(len, strlen(name_args)) {
+		TH_LOG("logged \"%s\" for \"%s\"", e.cmd, name_args);
+	}
+	base = len - strlen(name_args);
+	ASSERT_STREQ(name_args, e.cmd + base) {
+		TH_LOG("logged \"%s\" for \"%s\"", e.cmd, name_args);
+	}
+	ASSERT_TRUE(base == 0 || (base == 2 && !strncmp(e.cmd, "u:", 2))) {
+		TH_LOG("logged \"%s\" for \"%s\"", e.cmd, name_args);
+	}
+
+	if (caret >= 0) {
+		ASSERT_EQ(base + caret, e.caret) {
+			TH_LOG("caret under \"%s\" in \"%s\", wanted under \"%s\"",
+			       e.cmd + (e.caret < (int)len ? e.caret : len),
+			       e.cmd, name_args + caret);
+		}
+	} else {
+		ASSERT_LE(e.caret, len);
+	}
+}
+
+TEST_F(dyn, rejected_ioctl)
+{
+	char cmd[256];
+	struct user_reg reg;
+	size_t i;
+	int caret;
+
+	for (i = 0; i < ARRAY_SIZE(bad_cases); i++) {
+		const struct bad_case *c = &bad_cases[i];
+
+		caret = strip_marker(c->cmd, cmd, sizeof(cmd));
+		ASSERT_EQ(0, ue_clear_error_log());
+		ASSERT_EQ(c->err, ue_reg(self->fd, cmd, &reg)) {
+			TH_LOG("\"%s\"", cmd);
+		}
+		ASSERT_FALSE(ue_event_exists(PREFIX "bad"));
+		if (c->msg)
+			check_log(_metadata, cmd, c->msg, caret);
+	}
+
+	/* None of that used up a write slot */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "after u32 a", &reg));
+	ASSERT_EQ(0, reg.write_index);
+}
+
+TEST_F(dyn, rejected_dynamic_events)
+{
+	char cmd[256];
+	size_t i;
+	int caret;
+
+	for (i = 0; i < ARRAY_SIZE(bad_cases); i++) {
+		const struct bad_case *c = &bad_cases[i];
+
+		memcpy(cmd, "u:", 2);
+		caret = strip_marker(c->cmd, cmd + 2, sizeof(cmd) - 2);
+		ASSERT_EQ(0, ue_clear_error_log());
+		ASSERT_EQ(c->err, ue_dyn(cmd)) {
+			TH_LOG("\"%s\"", cmd);
+		}
+		ASSERT_FALSE(ue_event_exists(PREFIX "bad"));
+		if (c->msg)
+			check_log(_metadata, cmd + 2, c->msg, caret);
+	}
+	ASSERT_FALSE(listed(PREFIX "bad", NULL));
+}
+
+/*
+ * More than 256 fields: E2BIG with "Too many fields", the caret under the
+ * start of the fields or under the 257th.
+ */
+TEST_F(dyn, too_many_fields)
+{
+	const int first = strlen(PREFIX "f257 ");
+	struct ue_log_entry e;
+	struct user_reg reg;
+	int i, len, pass, ret, c257 = 0;
+	char *cmd;
+
+	cmd = malloc(4096);
+	ASSERT_NE(NULL, cmd);
+	len = sprintf(cmd, "u:" PREFIX "f257 ");
+	for (i = 0; i < 257; i++) {
+		if (i == 256)
+			c257 = len - 2;
+		len += sprintf(cmd + len, "u8 f%d;", i);
+	}
+
+	for (pass = 0; pass < 2; pass++) {
+		int base = pass ? 2 : 0;
+
+		ASSERT_EQ(0, ue_clear_error_log());
+		ret = pass ? ue_dyn(cmd) : ue_reg(self->fd, cmd + 2, &reg);
+		ASSERT_EQ(E2BIG, ret);
+		ASSERT_FALSE(ue_event_exists(PREFIX "f257"));
+		check_log(_metadata, cmd + 2, "Too many fields", -1);
+		ASSERT_EQ(0, ue_last_error(&e));
+		ASSERT_TRUE(e.caret == base + first || e.caret == base + c257) {
+			TH_LOG("caret at %d", e.caret);
+		}
+	}
+	free(cmd);
+}
+
+/* A command that fails leaves the error_log entry the brief describes */
+TEST_F(dyn, error_log_text)
+{
+	static const char cmd[] = "u:" PREFIX "log u32 a; bogus b";
+	char *text, *p;
+
+	ASSERT_EQ(EINVAL, ue_dyn(cmd));
+	text = ue_read_file("error_log");
+	ASSERT_NE(NULL, text);
+
+	/* "[ time] user_events: error: Unknown field type" */
+	p = strstr(text, "] user_events: error: Unknown field type\n");
+	ASSERT_NE(NULL, p) {
+		TH_LOG("error_log:\n%s", text);
+	}
+	p = strchr(p, '\n') + 1;
+	ASSERT_EQ(0, strncmp(p, UE_CMD_PREFIX, strlen(UE_CMD_PREFIX))) {
+		TH_LOG("error_log:\n%s", text);
+	}
+	/* Exactly one entry */
+	ASSERT_EQ(NULL, strstr(p, "user_events: error:"));
+	free(text);
+
+	/* Clearing empties it */
+	ASSERT_EQ(0, ue_clear_error_log());
+	text = ue_read_file("error_log");
+	ASSERT_NE(NULL, text);
+	ASSERT_STREQ("", text);
+	free(text);
+}
+
+TEST_F(dyn, exists_with_other_fields)
+{
+	struct user_reg reg;
+
+	ASSERT_EQ(0, ue_dyn("u:" PREFIX "ex u32 a"));
+
+	ASSERT_EQ(0, ue_clear_error_log());
+	ASSERT_EQ(EADDRINUSE, ue_reg(self->fd, PREFIX "ex u64 a", &reg));
+	check_log(_metadata, PREFIX "ex u64 a",
+		  "Event exists with different fields", -1);
+
+	ASSERT_EQ(0, ue_clear_error_log());
+	ASSERT_EQ(EADDRINUSE, ue_dyn("u:" PREFIX "ex u32 b"));
+	check_log(_metadata, PREFIX "ex u32 b",
+		  "Event exists with different fields", -1);
+
+	/* Untouched */
+	ASSERT_TRUE(listed(PREFIX "ex", "u32 a"));
+}
+
+TEST_F(dyn, delete_matching)
+{
+	ASSERT_EQ(0, ue_dyn("u:" PREFIX "m u32 a; char[16] b"));
+	ASSERT_TRUE(listed(PREFIX "m", "u32 a; char[16] b"));
+
+	/* Fields that differ in any way do not match */
+	ASSERT_EQ(ENOENT, ue_dyn("!u:" PREFIX "m u32 b"));
+	ASSERT_EQ(ENOENT, ue_dyn("!u:" PREFIX "m u32 a"));
+	ASSERT_EQ(ENOENT, ue_dyn("!u:" PREFIX "m u32 a; char[16] b; u8 c"));
+	ASSERT_EQ(ENOENT, ue_dyn("!u:" PREFIX "m u32 a; char[17] b"));
+	ASSERT_EQ(ENOENT, ue_dyn("!u:" PREFIX "m char[16] b; u32 a"));
+	ASSERT_TRUE(ue_event_exists(PREFIX "m"));
+	ASSERT_TRUE(listed(PREFIX "m", "u32 a; char[16] b"));
+
+	/* Blanks and a trailing ';' do not matter */
+	ASSERT_EQ(0, ue_dyn("!u:" PREFIX "m u32 a;char[16] b;"));
+	ASSERT_FALSE(ue_event_exists(PREFIX "m"));
+	ASSERT_FALSE(listed(PREFIX "m", NULL));
+
+	ASSERT_EQ(0, ue_dyn("u:" PREFIX "m2 u32 a; char[16] b"));
+	ASSERT_EQ(0, ue_dyn("!u:" PREFIX "m2   u32 a ;  char[16] b"));
+	ASSERT_FALSE(ue_event_exists(PREFIX "m2"));
+
+	/* Unknown names */
+	ASSERT_EQ(ENOENT, ue_dyn("!u:" PREFIX "nosuch"));
+	ASSERT_EQ(ENOENT, ue_dyn("!u:" PREFIX "nosuch u32 a"));
+}
+
+TEST_F(dyn, delete_struct)
+{
+	ASSERT_EQ(0, ue_dyn("u:" PREFIX "s u32 a; struct T s 20"));
+	ASSERT_TRUE(listed(PREFIX "s", "u32 a; struct T s 20"));
+
+	ASSERT_EQ(ENOENT, ue_dyn("!u:" PREFIX "s u32 a; struct T s 21"));
+	ASSERT_EQ(ENOENT, ue_dyn("!u:" PREFIX "s u32 a; struct U s"));
+	ASSERT_EQ(ENOENT, ue_dyn("!u:" PREFIX "s u32 a; struct T t"));
+	ASSERT_TRUE(ue_event_exists(PREFIX "s"));
+
+	/* The size may be left out */
+	ASSERT_EQ(0, ue_dyn("!u:" PREFIX "s u32 a; struct T s"));
+	ASSERT_FALSE(ue_event_exists(PREFIX "s"));
+
+	/* Or given */
+	ASSERT_EQ(0, ue_dyn("u:" PREFIX "s2 struct T s 20"));
+	ASSERT_EQ(0, ue_dyn("!u:" PREFIX "s2 struct T s 20"));
+	ASSERT_FALSE(ue_event_exists(PREFIX "s2"));
+}
+
+TEST_F(dyn, delete_busy)
+{
+	struct user_reg reg;
+
+	/* Held by an fd */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "busy u32 a", &reg));
+	ASSERT_EQ(EBUSY, ue_dyn("!u:" PREFIX "busy"));
+	ASSERT_EQ(EBUSY, ue_dyn("!u:" PREFIX "busy u32 a"));
+	ASSERT_TRUE(ue_event_exists(PREFIX "busy"));
+	close(self->fd);
+	self->fd = -1;
+
+	/* Enabled */
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "busy", true));
+	ASSERT_EQ(EBUSY, ue_dyn("!u:" PREFIX "busy"));
+	ASSERT_TRUE(ue_event_exists(PREFIX "busy"));
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "busy", false));
+
+	/* Free */
+	ASSERT_EQ(0, ue_dyn("!u:" PREFIX "busy"));
+	ASSERT_FALSE(ue_event_exists(PREFIX "busy"));
+}
+
+/* Events made through dynamic_events and through the ioctl are the same */
+TEST_F(dyn, both_interfaces)
+{
+	int active0, active, busy, max;
+	struct user_reg reg;
+	char line[128];
+	char *text;
+
+	/* dynamic_events events hold no reference: DIAG_IOCSDEL works */
+	ASSERT_EQ(0, ue_dyn("u:" PREFIX "both u32 a"));
+	ASSERT_TRUE(ue_event_exists(PREFIX "both"));
+	ASSERT_EQ(0, ue_del(PREFIX "both"));
+	ASSERT_FALSE(ue_event_exists(PREFIX "both"));
+	ASSERT_FALSE(listed(PREFIX "both", NULL));
+
+	/* Registering it with the same fields finds it */
+	ASSERT_EQ(0, ue_dyn("u:" PREFIX "both u32 a; char[8] b"));
+	ASSERT_EQ(0, ue_status_counts(&active0, &busy, &max));
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "both u32 a; char[8] b", &reg));
+	ASSERT_EQ(0, reg.write_index);
+	ASSERT_EQ(0, ue_status_counts(&active, &busy, &max));
+	ASSERT_EQ(active0, active);
+
+	snprintf(line, sizeof(line), "%u:%s", reg.status_index, PREFIX "both");
+	text = ue_read_file("user_events_status");
+	ASSERT_NE(NULL, text);
+	ASSERT_TRUE(ue_has_line(text, line)) {
+		TH_LOG("no \"%s\" in:\n%s", line, text);
+	}
+	free(text);
+
+	/* With other fields it is refused */
+	ASSERT_EQ(EADDRINUSE, ue_reg(self->fd, PREFIX "both u32 a", &reg));
+
+	/* And now the fd holds it */
+	ASSERT_EQ(EBUSY, ue_dyn("!u:" PREFIX "both"));
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, ue_dyn("!u:" PREFIX "both u32 a; char[8] b"));
+	ASSERT_FALSE(ue_event_exists(PREFIX "both"));
+}
+
+TEST_HARNESS_MAIN

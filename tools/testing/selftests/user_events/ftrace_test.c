@@ -1,0 +1,733 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events writes seen by ftrace: the values read back from the trace
+ * buffer for every field type, the errors of write()/writev(), payload
+ * pages that have to be faulted in, filters and trace instances.
+ */
+#include "user_events_selftests.h"
+
+#include <limits.h>
+#include <sys/stat.h>
+
+#define PREFIX "ue_ft_"
+#define INSTANCE "ue_ft_inst"
+/* The most payload one event may carry */
+#define MAX_PAYLOAD 4048
+/* Size of the common fields in front of the payload in a record */
+#define COMMON_SIZE 8
+
+FIXTURE(ft) {
+	int fd;
+	int status_fd;
+	__u8 *status;
+};
+
+static void remove_instance(void)
+{
+	char rel[128];
+
+	snprintf(rel, sizeof(rel), "instances/%s", INSTANCE);
+	rmdir(ue_path(rel));
+}
+
+FIXTURE_SETUP(ft)
+{
+	UE_SKIP_IF_UNAVAILABLE();
+
+	remove_instance();
+	ue_cleanup_events(PREFIX);
+
+	self->fd = ue_open_data();
+	ASSERT_NE(-1, self->fd);
+	self->status_fd = ue_open_status();
+	ASSERT_NE(-1, self->status_fd);
+	self->status = ue_map_status(self->status_fd);
+	ASSERT_NE(MAP_FAILED, self->status);
+	ASSERT_EQ(0, ue_clear_trace(NULL));
+}
+
+FIXTURE_TEARDOWN(ft)
+{
+	if (self->status && self->status != MAP_FAILED)
+		munmap(self->status, UE_PAGE_SIZE);
+	if (self->status_fd != -1)
+		close(self->status_fd);
+	if (self->fd != -1)
+		close(self->fd);
+	remove_instance();
+	ue_cleanup_events(PREFIX);
+	ue_clear_trace(NULL);
+}
+
+/*
+ * Register @cmd on @fd and enable event @name for ftrace, checking its byte
+ * in @status goes from 0 to EVENT_STATUS_FTRACE; returns the write index.
+ */
+static __u32 reg_enabled(struct __test_metadata *_metadata, int fd,
+			 const __u8 *status, const char *cmd, const char *name)
+{
+	struct user_reg reg;
+
+	ASSERT_EQ(0, ue_reg(fd, cmd, &reg)) {
+		TH_LOG("cannot register \"%s\"", cmd);
+	}
+	ASSERT_EQ(0, status[reg.status_index]);
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(EVENT_STATUS_FTRACE, status[reg.status_index]);
+
+	return reg.write_index;
+}
+
+/* Assert that the trace buffer holds exactly @want for event @name */
+#define ASSERT_TRACE(instance, name, want) do {				\
+	char *__got = ue_trace_collect(instance, name);			\
+									\
+	ASSERT_NE(NULL, __got);						\
+	EXPECT_STREQ(want, __got);					\
+	free(__got);							\
+} while (0)
+
+/* Values for the fields of the "ints" event, in their declared types */
+struct ints {
+	__s8 a;
+	__u8 b;
+	__s16 c;
+	__u16 d;
+	__s32 e;
+	__u32 f;
+	__s64 g;
+	__u64 h;
+	char i;
+	unsigned char j;
+	short k;
+	unsigned short l;
+	int m;
+	unsigned int n;
+};
+
+/* The payload of @v: its fields back to back, 44 bytes */
+static void put_ints(struct ue_payload *p, const struct ints *v)
+{
+	ue_put(p, &v->a, sizeof(v->a));
+	ue_put(p, &v->b, sizeof(v->b));
+	ue_put(p, &v->c, sizeof(v->c));
+	ue_put(p, &v->d, sizeof(v->d));
+	ue_put(p, &v->e, sizeof(v->e));
+	ue_put(p, &v->f, sizeof(v->f));
+	ue_put(p, &v->g, sizeof(v->g));
+	ue_put(p, &v->h, sizeof(v->h));
+	ue_put(p, &v->i, sizeof(v->i));
+	ue_put(p, &v->j, sizeof(v->j));
+	ue_put(p, &v->k, sizeof(v->k));
+	ue_put(p, &v->l, sizeof(v->l));
+	ue_put(p, &v->m, sizeof(v->m));
+	ue_put(p, &v->n, sizeof(v->n));
+}
+
+TEST_F(ft, integer_types)
+{
+	const struct ints lo = {
+		INT8_MIN, 0, INT16_MIN, 0, INT32_MIN, 0, INT64_MIN, 0,
+		'A', 0, SHRT_MIN, 0, INT_MIN, 0,
+	};
+	const struct ints hi = {
+		INT8_MAX, UINT8_MAX, INT16_MAX, UINT16_MAX, INT32_MAX,
+		UINT32_MAX, INT64_MAX, UINT64_MAX,
+		127, UCHAR_MAX, SHRT_MAX, USHRT_MAX, INT_MAX, UINT_MAX,
+	};
+	const struct ints mid = {
+		-1, 1, -2, 2, -3, 3, -4, 4, '0', 200, -300, 60000, -100000,
+		3000000000u,
+	};
+	struct ue_payload p = { 0 };
+	__u32 idx;
+
+	idx = reg_enabled(_metadata, self->fd, self->status,
+			  PREFIX "ints s8 a; u8 b; s16 c; u16 d; s32 e; u32 f; "
+			  "s64 g; u64 h; char i; unsigned char j; short k; "
+			  "unsigned short l; int m; unsigned int n",
+			  PREFIX "ints");
+
+	/* Plain write() of index and payload in one buffer */
+	ue_put(&p, &idx, sizeof(idx));
+	put_ints(&p, &lo);
+	ASSERT_EQ(4 + 44, p.len);
+	ASSERT_EQ(p.len, write(self->fd, p.data, p.len));
+
+	/* writev() with the index in its own iovec */
+	p.len = 0;
+	put_ints(&p, &hi);
+	ASSERT_EQ(4 + p.len, ue_emit(self->fd, idx, p.data, p.len));
+	p.len = 0;
+	put_ints(&p, &mid);
+	ASSERT_EQ(4 + p.len, ue_emit(self->fd, idx, p.data, p.len));
+
+	ASSERT_TRACE(NULL, PREFIX "ints",
+		     "a=-128 b=0 c=-32768 d=0 e=-2147483648 f=0 g=-9223372036854775808 h=0 i=65 j=0 k=-32768 l=0 m=-2147483648 n=0\n"
+		     "a=127 b=255 c=32767 d=65535 e=2147483647 f=4294967295 g=9223372036854775807 h=18446744073709551615 i=127 j=255 k=32767 l=65535 m=2147483647 n=4294967295\n"
+		     "a=-1 b=1 c=-2 d=2 e=-3 f=3 g=-4 h=4 i=48 j=200 k=-300 l=60000 m=-100000 n=3000000000\n");
+}
+
+TEST_F(ft, char_array)
+{
+	/* No padding: n follows msg directly */
+	struct {
+		char msg[20];
+		__u32 n;
+	} v;
+	ssize_t ret;
+	__u32 idx;
+
+	ASSERT_EQ(24, sizeof(v));
+
+	idx = reg_enabled(_metadata, self->fd, self->status,
+			  PREFIX "carr char[20] msg; u32 n",
+			  PREFIX "carr");
+
+	memset(&v, 0, sizeof(v));
+	strcpy(v.msg, "hello");
+	v.n = 7;
+	ASSERT_EQ(4 + sizeof(v), ue_emit(self->fd, idx, &v, sizeof(v)));
+
+	/* 19 characters and the NUL fill it */
+	memset(v.msg, 'x', 19);
+	v.msg[19] = '\0';
+	v.n = 8;
+	ASSERT_EQ(4 + sizeof(v), ue_emit(self->fd, idx, &v, sizeof(v)));
+
+	/*
+	 * 20 characters and no NUL.  The SPEC leaves open whether a fixed
+	 * array is refused (EFAULT) like a dynamic one or recorded; either
+	 * way nothing past its 20 bytes may be read as part of the string.
+	 */
+	memset(v.msg, 'y', 20);
+	v.n = 9;
+	ret = ue_emit(self->fd, idx, &v, sizeof(v));
+	ASSERT_TRUE(ret == -EFAULT || ret == 4 + sizeof(v)) {
+		TH_LOG("unterminated char[20]: %zd", ret);
+	}
+
+	if (ret == -EFAULT)
+		ASSERT_TRACE(NULL, PREFIX "carr",
+			     "msg=hello n=7\nmsg=xxxxxxxxxxxxxxxxxxx n=8\n");
+	else
+		ASSERT_TRACE(NULL, PREFIX "carr",
+			     "msg=hello n=7\nmsg=xxxxxxxxxxxxxxxxxxx n=8\n"
+			     "msg=yyyyyyyyyyyyyyyyyyyy n=9\n");
+}
+
+/*
+ * Payload of "u32 a; <loc> msg; u32 b" followed by string bytes: a at
+ * payload offset 0, the location word at 4, b at 8, @data from 12 + @pad.
+ */
+static size_t loc_payload(__u8 *buf, __u32 a, __u32 loc, __u32 b,
+			  const void *data, size_t len, size_t pad)
+{
+	memset(buf, 0, 12 + pad + len);
+	memcpy(buf, &a, 4);
+	memcpy(buf + 4, &loc, 4);
+	memcpy(buf + 8, &b, 4);
+	memcpy(buf + 12 + pad, data, len);
+
+	return 12 + pad + len;
+}
+
+TEST_F(ft, data_loc_string)
+{
+	/* Record offset of the first byte after the fixed fields */
+	const __u16 data = COMMON_SIZE + 12;
+	__u8 buf[256];
+	size_t len;
+	__u32 idx;
+
+	idx = reg_enabled(_metadata, self->fd, self->status,
+			  PREFIX "dl u32 a; __data_loc char[] msg; u32 b",
+			  PREFIX "dl");
+
+	len = loc_payload(buf, 1, DYN_LOC(data, 12), 2, "hello world", 12, 0);
+	ASSERT_EQ(4 + len, ue_emit(self->fd, idx, buf, len));
+
+	/* The empty string */
+	len = loc_payload(buf, 3, DYN_LOC(data, 1), 4, "", 1, 0);
+	ASSERT_EQ(4 + len, ue_emit(self->fd, idx, buf, len));
+
+	/* Not right after the fixed fields */
+	len = loc_payload(buf, 5, DYN_LOC(data + 4, 4), 6, "pad", 4, 4);
+	ASSERT_EQ(4 + len, ue_emit(self->fd, idx, buf, len));
+
+	/* One byte past the end of the payload */
+	len = loc_payload(buf, 7, DYN_LOC(data, 13), 8, "hello world", 12, 0);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, len));
+	/* Far past it */
+	len = loc_payload(buf, 7, DYN_LOC(200, 4), 8, "abc", 4, 0);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, len));
+	len = loc_payload(buf, 7, DYN_LOC(0xffffU, 0xffffU), 8, "abc", 4, 0);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, len));
+	/* Into the common header */
+	len = loc_payload(buf, 7, DYN_LOC(4, 4), 8, "abc", 4, 0);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, len));
+	len = loc_payload(buf, 7, DYN_LOC(0, 1), 8, "abc", 4, 0);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, len));
+	/* Starting in the header, ending in the payload */
+	len = loc_payload(buf, 7, DYN_LOC(COMMON_SIZE - 2, 8), 8, "abc", 4, 0);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, len));
+	/* Size 0 */
+	len = loc_payload(buf, 7, DYN_LOC(data, 0), 8, "abc", 4, 0);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, len));
+	/* No NUL within the size */
+	len = loc_payload(buf, 7, DYN_LOC(data, 3), 8, "abc", 3, 0);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, len));
+	len = loc_payload(buf, 7, DYN_LOC(data, 3), 8, "abc", 4, 0);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, len));
+
+	ASSERT_TRACE(NULL, PREFIX "dl",
+		     "a=1 msg=hello world b=2\n"
+		     "a=3 msg= b=4\n"
+		     "a=5 msg=pad b=6\n");
+}
+
+TEST_F(ft, rel_loc_string)
+{
+	__u8 buf[256];
+	size_t len;
+	__u32 idx, idx2, loc;
+
+	idx = reg_enabled(_metadata, self->fd, self->status,
+			  PREFIX "rl u32 a; __rel_loc char[] msg; u32 b",
+			  PREFIX "rl");
+
+	/*
+	 * The location word ends at payload offset 8 and the string starts
+	 * at 12: 4 bytes after the end of the field.
+	 */
+	len = loc_payload(buf, 1, DYN_LOC(4, 4), 2, "rel", 4, 0);
+	ASSERT_EQ(4 + len, ue_emit(self->fd, idx, buf, len));
+	len = loc_payload(buf, 3, DYN_LOC(12, 6), 4, "later", 6, 8);
+	ASSERT_EQ(4 + len, ue_emit(self->fd, idx, buf, len));
+
+	/* Past the end, size 0, no NUL */
+	len = loc_payload(buf, 5, DYN_LOC(4, 5), 6, "rel", 4, 0);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, len));
+	len = loc_payload(buf, 5, DYN_LOC(100, 4), 6, "rel", 4, 0);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, len));
+	len = loc_payload(buf, 5, DYN_LOC(4, 0), 6, "rel", 4, 0);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, len));
+	len = loc_payload(buf, 5, DYN_LOC(4, 3), 6, "rel", 3, 0);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, len));
+
+	ASSERT_TRACE(NULL, PREFIX "rl", "a=1 msg=rel b=2\na=3 msg=later b=4\n");
+
+	/* As the only field: offset 0 is right after it */
+	idx2 = reg_enabled(_metadata, self->fd, self->status,
+			   PREFIX "rl2 __rel_loc char[] m", PREFIX "rl2");
+	loc = DYN_LOC(0, 3);
+	memcpy(buf, &loc, 4);
+	memcpy(buf + 4, "xy", 3);
+	ASSERT_EQ(4 + 7, ue_emit(self->fd, idx2, buf, 7));
+	ASSERT_TRACE(NULL, PREFIX "rl2", "m=xy\n");
+}
+
+TEST_F(ft, hex_arrays)
+{
+	/*
+	 * Payload offsets: h 0..2, d's location 3, r's location 7 (ends at
+	 * 11), s 11..14, d's bytes at 15, r's bytes at 17.
+	 */
+	const __u8 h[3] = { 0x01, 0x02, 0x0a };
+	const __u8 d[2] = { 0xff, 0x00 };
+	const __u8 r[3] = { 0xde, 0xad, 0xbe };
+	const __u8 s[4] = { 0x11, 0x22, 0x33, 0x44 };
+	__u32 dloc = DYN_LOC(COMMON_SIZE + 15, 2);
+	__u32 rloc = DYN_LOC(17 - 11, 3);
+	__u8 buf[20];
+	__u32 idx;
+
+	idx = reg_enabled(_metadata, self->fd, self->status,
+			  PREFIX "hex unsigned char[3] h; "
+			  "__data_loc unsigned char[] d; "
+			  "__rel_loc unsigned char[] r; struct foo s 4",
+			  PREFIX "hex");
+
+	memcpy(buf, h, 3);
+	memcpy(buf + 3, &dloc, 4);
+	memcpy(buf + 7, &rloc, 4);
+	memcpy(buf + 11, s, 4);
+	memcpy(buf + 15, d, 2);
+	memcpy(buf + 17, r, 3);
+	ASSERT_EQ(4 + sizeof(buf), ue_emit(self->fd, idx, buf, sizeof(buf)));
+
+	/* Binary arrays need no NUL, but must stay inside the payload */
+	dloc = DYN_LOC(COMMON_SIZE + 15, 6);
+	memcpy(buf + 3, &dloc, 4);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, sizeof(buf)));
+	dloc = DYN_LOC(COMMON_SIZE + 15, 2);
+	memcpy(buf + 3, &dloc, 4);
+	rloc = DYN_LOC(6, 4);
+	memcpy(buf + 7, &rloc, 4);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, sizeof(buf)));
+
+	ASSERT_TRACE(NULL, PREFIX "hex",
+		     "h=01 02 0a d=ff 00 r=de ad be s=11 22 33 44\n");
+}
+
+TEST_F(ft, struct_field)
+{
+	const __u8 pair[8] = { 1, 2, 3, 4, 5, 6, 7, 0xf8 };
+	struct ue_payload p = { 0 };
+	__u32 idx;
+
+	idx = reg_enabled(_metadata, self->fd, self->status,
+			  PREFIX "st u32 a; struct pair p 8; u8 z",
+			  PREFIX "st");
+	UE_PUT(&p, __u32, 1);
+	ue_put(&p, pair, sizeof(pair));
+	UE_PUT(&p, __u8, 9);
+	ASSERT_EQ(4 + 13, ue_emit(self->fd, idx, p.data, p.len));
+	ASSERT_TRACE(NULL, PREFIX "st", "a=1 p=01 02 03 04 05 06 07 f8 z=9\n");
+}
+
+TEST_F(ft, no_fields)
+{
+	__u64 extra = 0x1122334455667788ull;
+	__u32 idx;
+
+	idx = reg_enabled(_metadata, self->fd, self->status,
+			  PREFIX "none", PREFIX "none");
+	ASSERT_EQ(4, write(self->fd, &idx, sizeof(idx)));
+	ASSERT_EQ(12, ue_emit(self->fd, idx, &extra, sizeof(extra)));
+	ASSERT_TRACE(NULL, PREFIX "none", "\n\n");
+}
+
+TEST_F(ft, write_errors)
+{
+	/* Index, then the fields: no padding anywhere */
+	struct {
+		__u32 idx;
+		__u32 a;
+		__u64 b;
+		__u8 more[MAX_PAYLOAD];
+	} buf;
+	const size_t fixed = 12;
+	struct user_reg reg;
+	struct iovec io[16];
+	__u32 bad_idx;
+	char *noaccess;
+	int pass, i;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "err u32 a; u64 b", &reg));
+	memset(&buf, 0, sizeof(buf));
+	buf.idx = reg.write_index;
+
+	noaccess = mmap(NULL, UE_PAGE_SIZE, PROT_NONE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, noaccess);
+
+	/* The same rules whether anything is attached or not */
+	for (pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			ASSERT_EQ(0, ue_enable(NULL, PREFIX "err", true));
+			ASSERT_EQ(EVENT_STATUS_FTRACE,
+				  self->status[reg.status_index]);
+		}
+		buf.a = 1 + pass * 10;
+		buf.b = 2 + pass * 10;
+
+		/* Less than an index */
+		ASSERT_EQ(-1, write(self->fd, &buf, 3));
+		ASSERT_EQ(EINVAL, errno);
+		ASSERT_EQ(-1, write(self->fd, &buf, 0));
+		ASSERT_EQ(EINVAL, errno);
+
+		/* Less than the fixed fields */
+		ASSERT_EQ(-1, write(self->fd, &buf, 4));
+		ASSERT_EQ(EINVAL, errno);
+		ASSERT_EQ(-1, write(self->fd, &buf, 4 + fixed - 1));
+		ASSERT_EQ(EINVAL, errno);
+
+		/* Indexes this fd never handed out */
+		bad_idx = reg.write_index + 1;
+		ASSERT_EQ(-ENOENT, ue_emit(self->fd, bad_idx, &buf.a, fixed));
+		ASSERT_EQ(-ENOENT, ue_emit(self->fd, UINT32_MAX, &buf.a, fixed));
+
+		/* Too big for one record */
+		ASSERT_EQ(-E2BIG, ue_emit(self->fd, buf.idx, &buf.a,
+					  MAX_PAYLOAD + 1));
+
+		/* Exactly the fields, then the largest payload */
+		ASSERT_EQ(4 + fixed, write(self->fd, &buf, 4 + fixed));
+		buf.a += 100;
+		ASSERT_EQ(4 + MAX_PAYLOAD, write(self->fd, &buf, 4 + MAX_PAYLOAD));
+		buf.a -= 100;
+
+		/* The index split across iovecs, the payload in bytes */
+		io[0].iov_base = &buf;
+		io[0].iov_len = 1;
+		io[1].iov_base = (char *)&buf + 1;
+		io[1].iov_len = 3;
+		for (i = 0; i < 12; i++) {
+			io[2 + i].iov_base = (char *)&buf + 4 + i;
+			io[2 + i].iov_len = 1;
+		}
+		buf.a += 200;
+		ASSERT_EQ(4 + fixed, writev(self->fd, io, 14));
+		buf.a -= 200;
+	}
+
+	/* Unreadable buffers */
+	ASSERT_EQ(-1, write(self->fd, noaccess, 4 + fixed));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, buf.idx, noaccess, fixed));
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, buf.idx, NULL, fixed));
+	io[0].iov_base = &buf;
+	io[0].iov_len = 8;
+	io[1].iov_base = noaccess;
+	io[1].iov_len = 8;
+	ASSERT_EQ(-1, writev(self->fd, io, 2));
+	ASSERT_EQ(EFAULT, errno);
+
+	/* Only what was written while enabled, each write once */
+	ASSERT_TRACE(NULL, PREFIX "err", "a=11 b=12\na=111 b=12\na=211 b=12\n");
+	munmap(noaccess, UE_PAGE_SIZE);
+}
+
+/*
+ * Drop the page at @page so that the next access faults in a zeroed one.
+ * Kernels built without CONFIG_ADVISE_SYSCALLS have no madvise(): a new
+ * anonymous mapping over the page leaves it just as absent.
+ */
+static int drop_page(void *page)
+{
+	if (!madvise(page, UE_PAGE_SIZE, MADV_DONTNEED))
+		return 0;
+	if (mmap(page, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != page)
+		return -1;
+
+	return 0;
+}
+
+/* The payload's page was dropped: the kernel must fault it back in */
+TEST_F(ft, madv_dontneed)
+{
+	__u32 vals[2] = { 5, 6 };
+	__u8 *page;
+	__u32 idx;
+	int i;
+
+	/* Registered first on this fd: its write index is 0, as is a new page */
+	idx = reg_enabled(_metadata, self->fd, self->status,
+			  PREFIX "madv u32 a; u32 b",
+			  PREFIX "madv");
+	ASSERT_EQ(0, idx);
+
+	page = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, page);
+
+	for (i = 0; i < 3; i++) {
+		/* Payload alone in the dropped page */
+		memcpy(page + 100, vals, sizeof(vals));
+		ASSERT_EQ(0, drop_page(page));
+		ASSERT_EQ(12, ue_emit(self->fd, idx, page + 100, sizeof(vals)));
+
+		/* Index and payload both in it */
+		memcpy(page + 200, &idx, sizeof(idx));
+		memcpy(page + 204, vals, sizeof(vals));
+		ASSERT_EQ(0, drop_page(page));
+		ASSERT_EQ(12, write(self->fd, page + 200, 12));
+	}
+
+	/* Control: the same page left alone */
+	memcpy(page + 100, vals, sizeof(vals));
+	ASSERT_EQ(12, ue_emit(self->fd, idx, page + 100, sizeof(vals)));
+
+	ASSERT_TRACE(NULL, PREFIX "madv",
+		     "a=0 b=0\na=0 b=0\na=0 b=0\na=0 b=0\na=0 b=0\na=0 b=0\n"
+		     "a=5 b=6\n");
+	munmap(page, UE_PAGE_SIZE);
+}
+
+TEST_F(ft, filter)
+{
+	__u32 idx, count;
+
+	idx = reg_enabled(_metadata, self->fd, self->status,
+			  PREFIX "filt u32 count",
+			  PREFIX "filt");
+	ASSERT_EQ(0, ue_write_file(ue_event_file(NULL, PREFIX "filt", "filter"),
+				   "count > 5\n", O_TRUNC));
+
+	for (count = 1; count <= 10; count++)
+		if (ue_emit(self->fd, idx, &count, sizeof(count)) != 8)
+			break;
+	ASSERT_EQ(11, count);
+
+	ASSERT_TRACE(NULL, PREFIX "filt",
+		     "count=6\ncount=7\ncount=8\ncount=9\ncount=10\n");
+
+	/* Dropping the filter lets everything through again */
+	ASSERT_EQ(0, ue_write_file(ue_event_file(NULL, PREFIX "filt", "filter"),
+				   "0\n", O_TRUNC));
+	ASSERT_EQ(0, ue_clear_trace(NULL));
+	for (count = 1; count <= 3; count++)
+		if (ue_emit(self->fd, idx, &count, sizeof(count)) != 8)
+			break;
+	ASSERT_EQ(4, count);
+	ASSERT_TRACE(NULL, PREFIX "filt", "count=1\ncount=2\ncount=3\n");
+}
+
+TEST_F(ft, string_filter)
+{
+	const char *filter = ue_event_file(NULL, PREFIX "sfilt", "filter");
+	static const char * const tags[] = { "yes", "no", "yes", "yes" };
+	static const char * const msgs[] = { "keep", "keep", "drop", "keep" };
+	struct ue_payload p;
+	char tag[8];
+	__u32 idx;
+	int i;
+
+	idx = reg_enabled(_metadata, self->fd, self->status,
+			  PREFIX "sfilt char[8] tag; __data_loc char[] msg",
+			  PREFIX "sfilt");
+	ASSERT_EQ(0, ue_write_file(filter, "msg == \"keep\" && tag == \"yes\"\n",
+				   O_TRUNC));
+
+	for (i = 0; i < 4; i++) {
+		p.len = 0;
+		memset(tag, 0, sizeof(tag));
+		strcpy(tag, tags[i]);
+		ue_put(&p, tag, sizeof(tag));
+		UE_PUT(&p, __u32, DYN_LOC(COMMON_SIZE + 12, strlen(msgs[i]) + 1));
+		ue_put(&p, msgs[i], strlen(msgs[i]) + 1);
+		ASSERT_EQ(4 + p.len, ue_emit(self->fd, idx, p.data, p.len));
+	}
+
+	ASSERT_TRACE(NULL, PREFIX "sfilt",
+		     "tag=yes msg=keep\ntag=yes msg=keep\n");
+}
+
+/* A histogram attaches to the event without it being enabled */
+TEST_F(ft, hist_trigger)
+{
+	const char *trigger = ue_event_file(NULL, PREFIX "hist", "trigger");
+	static const __u32 vals[] = { 1, 2, 1, 1, 7 };
+	unsigned long long key, hits, count[8] = { 0 };
+	struct user_reg reg;
+	char *text, *line;
+	size_t i;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "hist u32 v", &reg));
+	ASSERT_EQ(0, ue_write_file(trigger, "hist:keys=v\n", O_APPEND));
+	ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[reg.status_index]);
+
+	for (i = 0; i < ARRAY_SIZE(vals); i++)
+		if (ue_emit(self->fd, reg.write_index, &vals[i], 4) != 8)
+			break;
+	ASSERT_EQ(ARRAY_SIZE(vals), i);
+
+	text = ue_read_file(ue_event_file(NULL, PREFIX "hist", "hist"));
+	ASSERT_NE(NULL, text);
+	for (line = strstr(text, "{ v:"); line; line = strstr(line + 1, "{ v:")) {
+		int n = sscanf(line, "{ v: %llu } hitcount: %llu", &key, &hits);
+
+		ASSERT_EQ(2, n) {
+			TH_LOG("hist:\n%s", text);
+		}
+		ASSERT_LT(key, ARRAY_SIZE(count));
+		count[key] = hits;
+	}
+	free(text);
+	ASSERT_EQ(3, count[1]);
+	ASSERT_EQ(1, count[2]);
+	ASSERT_EQ(1, count[7]);
+
+	/* The trace buffer got nothing: the event was never enabled */
+	ASSERT_TRACE(NULL, PREFIX "hist", "");
+
+	ASSERT_EQ(0, ue_write_file(trigger, "!hist:keys=v\n", O_APPEND));
+	ASSERT_EQ(0, self->status[reg.status_index]);
+}
+
+TEST_F(ft, instance)
+{
+	struct user_reg reg;
+	char rel[128];
+	__u32 v;
+
+	snprintf(rel, sizeof(rel), "instances/%s", INSTANCE);
+	ASSERT_EQ(0, mkdir(ue_path(rel), 0755));
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "inst u32 v", &reg));
+	ASSERT_EQ(0, ue_clear_trace(INSTANCE));
+
+	/* Enabled only in the instance */
+	ASSERT_EQ(0, ue_enable(INSTANCE, PREFIX "inst", true));
+	ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[reg.status_index]);
+	v = 42;
+	ASSERT_EQ(8, ue_emit(self->fd, reg.write_index, &v, 4));
+
+	/* Both */
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "inst", true));
+	ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[reg.status_index]);
+	v = 43;
+	ASSERT_EQ(8, ue_emit(self->fd, reg.write_index, &v, 4));
+
+	/* Only the top level; the byte stays set */
+	ASSERT_EQ(0, ue_enable(INSTANCE, PREFIX "inst", false));
+	ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[reg.status_index]);
+	v = 44;
+	ASSERT_EQ(8, ue_emit(self->fd, reg.write_index, &v, 4));
+
+	/* Neither */
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "inst", false));
+	ASSERT_EQ(0, self->status[reg.status_index]);
+	v = 45;
+	ASSERT_EQ(8, ue_emit(self->fd, reg.write_index, &v, 4));
+
+	ASSERT_TRACE(INSTANCE, PREFIX "inst", "v=42\nv=43\n");
+	ASSERT_TRACE(NULL, PREFIX "inst", "v=43\nv=44\n");
+
+	/* Enabled in an instance counts as in use */
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, ue_enable(INSTANCE, PREFIX "inst", true));
+	ASSERT_EQ(EBUSY, ue_del(PREFIX "inst"));
+
+	/* Removing the instance detaches it */
+	ASSERT_EQ(0, rmdir(ue_path(rel)));
+	ASSERT_EQ(0, self->status[reg.status_index]);
+	ASSERT_EQ(0, ue_del(PREFIX "inst"));
+}
+
+/* Indexes belong to the fd they were handed out on */
+TEST_F(ft, indexes_per_fd)
+{
+	struct user_reg ra, rb, rb2;
+	__u32 v;
+	int fd2;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "pa u32 v", &ra));
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "pb u32 v", &rb));
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "pa", true));
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "pb", true));
+
+	fd2 = ue_open_data();
+	ASSERT_NE(-1, fd2);
+	ASSERT_EQ(0, ue_reg(fd2, PREFIX "pb u32 v", &rb2));
+	ASSERT_EQ(0, rb2.write_index);
+	ASSERT_EQ(1, rb.write_index);
+
+	v = 1;
+	ASSERT_EQ(8, ue_emit(self->fd, ra.write_index, &v, 4));
+	v = 2;
+	ASSERT_EQ(8, ue_emit(self->fd, rb.write_index, &v, 4));
+	v = 3;
+	ASSERT_EQ(8, ue_emit(fd2, rb2.write_index, &v, 4));
+	v = 4;
+	ASSERT_EQ(-ENOENT, ue_emit(fd2, 1, &v, 4));
+	close(fd2);
+
+	ASSERT_TRACE(NULL, PREFIX "pa", "v=1\n");
+	ASSERT_TRACE(NULL, PREFIX "pb", "v=2\nv=3\n");
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events registration: DIAG_IOCSREG indexes and errors, DIAG_IOCSDEL,
+ * references held by open files, and the 4095 events limit.
+ */
+#include "user_events_selftests.h"
+
+#include <sys/wait.h>
+
+#define PREFIX "ue_reg_"
+#define MAX_EVENTS 4095
+
+FIXTURE(reg) {
+	int fd;
+	int fd2;
+};
+
+FIXTURE_SETUP(reg)
+{
+	UE_SKIP_IF_UNAVAILABLE();
+
+	/* Leftovers of an interrupted run */
+	ue_cleanup_events(PREFIX);
+
+	self->fd = ue_open_data();
+	ASSERT_NE(-1, self->fd);
+	self->fd2 = -1;
+}
+
+FIXTURE_TEARDOWN(reg)
+{
+	if (self->fd != -1)
+		close(self->fd);
+	if (self->fd2 != -1)
+		close(self->fd2);
+	ue_cleanup_events(PREFIX);
+}
+
+TEST_F(reg, write_indexes)
+{
+	static const char * const cmds[] = {
+		PREFIX "idx_a u32 a",
+		PREFIX "idx_b u64 b",
+		PREFIX "idx_c",
+	};
+	struct user_reg reg;
+	__u32 status[3];
+	int i;
+
+	/* Slots 0, 1, 2 in registration order, distinct non-zero bytes */
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, ue_reg(self->fd, cmds[i], &reg));
+		ASSERT_EQ(i, reg.write_index);
+		ASSERT_NE(0, reg.status_index);
+		ASSERT_LT(reg.status_index, UE_PAGE_SIZE);
+		status[i] = reg.status_index;
+	}
+	ASSERT_NE(status[0], status[1]);
+	ASSERT_NE(status[0], status[2]);
+	ASSERT_NE(status[1], status[2]);
+
+	/* The same event again on the same fd keeps its slot */
+	ASSERT_EQ(0, ue_reg(self->fd, cmds[1], &reg));
+	ASSERT_EQ(1, reg.write_index);
+	ASSERT_EQ(status[1], reg.status_index);
+
+	/* A new event after that takes the next slot */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "idx_d s8 d", &reg));
+	ASSERT_EQ(3, reg.write_index);
+
+	/* Another fd numbers its own slots from 0; the event bytes stay */
+	self->fd2 = ue_open_data();
+	ASSERT_NE(-1, self->fd2);
+	ASSERT_EQ(0, ue_reg(self->fd2, cmds[2], &reg));
+	ASSERT_EQ(0, reg.write_index);
+	ASSERT_EQ(status[2], reg.status_index);
+	ASSERT_EQ(0, ue_reg(self->fd2, cmds[0], &reg));
+	ASSERT_EQ(1, reg.write_index);
+	ASSERT_EQ(status[0], reg.status_index);
+}
+
+TEST_F(reg, same_fields_same_event)
+{
+	struct user_reg reg;
+	__u32 status;
+	int active, busy, max, active2;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "same u32 a; char[8] b", &reg));
+	status = reg.status_index;
+	ASSERT_EQ(0, ue_status_counts(&active, &busy, &max));
+
+	/* Same fields written differently still name the same event */
+	self->fd2 = ue_open_data();
+	ASSERT_NE(-1, self->fd2);
+	ASSERT_EQ(0, ue_reg(self->fd2, PREFIX "same u32 a; char[8] b", &reg));
+	ASSERT_EQ(status, reg.status_index);
+	ASSERT_EQ(0, reg.write_index);
+	ASSERT_EQ(0, ue_reg(self->fd2, PREFIX "same u32 a;char[8] b;", &reg));
+	ASSERT_EQ(status, reg.status_index);
+	ASSERT_EQ(0, reg.write_index);
+	ASSERT_EQ(0, ue_reg(self->fd2, PREFIX "same  u32 a ;  char[8] b", &reg));
+	ASSERT_EQ(status, reg.status_index);
+
+	/* And no new event was made */
+	ASSERT_EQ(0, ue_status_counts(&active2, &busy, &max));
+	ASSERT_EQ(active, active2);
+}
+
+TEST_F(reg, different_fields)
+{
+	struct user_reg reg;
+	__u32 status;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "diff u32 a", &reg));
+	status = reg.status_index;
+
+	ASSERT_EQ(EADDRINUSE, ue_reg(self->fd, PREFIX "diff u64 a", &reg));
+	ASSERT_EQ(EADDRINUSE, ue_reg(self->fd, PREFIX "diff u32 b", &reg));
+	ASSERT_EQ(EADDRINUSE, ue_reg(self->fd, PREFIX "diff", &reg));
+	ASSERT_EQ(EADDRINUSE, ue_reg(self->fd, PREFIX "diff u32 a; u32 b", &reg));
+	ASSERT_EQ(EADDRINUSE, ue_reg(self->fd, PREFIX "diff s32 a", &reg));
+
+	/* The failures changed nothing: the original still registers */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "diff u32 a", &reg));
+	ASSERT_EQ(status, reg.status_index);
+	ASSERT_EQ(0, reg.write_index);
+
+	/* A field-less event conflicts with one that has fields, too */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "diff_none", &reg));
+	ASSERT_EQ(EADDRINUSE, ue_reg(self->fd, PREFIX "diff_none u8 x", &reg));
+}
+
+TEST_F(reg, struct_size)
+{
+	struct {
+		struct user_reg reg;
+		__u8 tail[16];
+	} big;
+	const char *name = PREFIX "size u32 a";
+	struct user_reg reg;
+	__u32 size;
+
+	/* Smaller than what the kernel knows: EINVAL */
+	for (size = 0; size < sizeof(struct user_reg); size += 4) {
+		memset(&reg, 0, sizeof(reg));
+		reg.size = size;
+		reg.name_args = (__u64)(uintptr_t)name;
+		ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &reg));
+		ASSERT_EQ(EINVAL, errno);
+	}
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg) - 1;
+	reg.name_args = (__u64)(uintptr_t)name;
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &reg));
+	ASSERT_EQ(EINVAL, errno);
+
+	/* Larger with a non-zero tail: E2BIG, and nothing registered */
+	memset(&big, 0, sizeof(big));
+	big.reg.size = sizeof(big);
+	big.reg.name_args = (__u64)(uintptr_t)name;
+	big.tail[15] = 1;
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &big));
+	ASSERT_EQ(E2BIG, errno);
+	ASSERT_FALSE(ue_event_exists(PREFIX "size"));
+
+	/* Larger with a zero tail: works, outputs filled in */
+	memset(&big, 0, sizeof(big));
+	big.reg.size = sizeof(big);
+	big.reg.name_args = (__u64)(uintptr_t)name;
+	big.reg.write_index = 1234;
+	ASSERT_EQ(0, ioctl(self->fd, DIAG_IOCSREG, &big));
+	ASSERT_EQ(0, big.reg.write_index);
+	ASSERT_NE(0, big.reg.status_index);
+	ASSERT_TRUE(ue_event_exists(PREFIX "size"));
+
+	/* Exactly the current size */
+	ASSERT_EQ(0, ue_reg(self->fd, name, &reg));
+	ASSERT_EQ(big.reg.status_index, reg.status_index);
+	ASSERT_EQ(0, reg.write_index);
+}
+
+TEST_F(reg, bad_pointers)
+{
+	struct user_reg *edge;
+	struct user_reg reg;
+	char *pages;
+
+	/* A readable page followed by an inaccessible one */
+	pages = mmap(NULL, 2 * UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, pages);
+	ASSERT_EQ(0, mprotect(pages + UE_PAGE_SIZE, UE_PAGE_SIZE, PROT_NONE));
+
+	/* The whole struct unreadable */
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, pages + UE_PAGE_SIZE));
+	ASSERT_EQ(EFAULT, errno);
+
+	/* Only its first 8 bytes readable */
+	edge = (struct user_reg *)(pages + UE_PAGE_SIZE - 8);
+	edge->size = sizeof(*edge);
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, edge));
+	ASSERT_EQ(EFAULT, errno);
+
+	/* name_args NULL or unreadable */
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &reg));
+	ASSERT_EQ(EFAULT, errno);
+	reg.name_args = (__u64)(uintptr_t)(pages + UE_PAGE_SIZE);
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &reg));
+	ASSERT_EQ(EFAULT, errno);
+
+	/* A name running into the inaccessible page */
+	memset(pages, 'a', UE_PAGE_SIZE);
+	reg.name_args = (__u64)(uintptr_t)(pages + UE_PAGE_SIZE - 10);
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &reg));
+	ASSERT_EQ(EFAULT, errno);
+
+	/* DIAG_IOCSDEL with an unreadable name */
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSDEL, pages + UE_PAGE_SIZE));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSDEL, NULL));
+	ASSERT_EQ(EFAULT, errno);
+
+	/* The fd still works afterwards, and got slot 0 */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "ptr u32 a", &reg));
+	ASSERT_EQ(0, reg.write_index);
+
+	munmap(pages, 2 * UE_PAGE_SIZE);
+}
+
+TEST_F(reg, command_length)
+{
+	struct user_reg reg;
+	char *cmd;
+	int len;
+
+	ASSERT_EQ(EINVAL, ue_reg(self->fd, "", &reg));
+	ASSERT_EQ(EINVAL, ue_reg(self->fd, " ", &reg));
+
+	/* 4096 bytes without the NUL: too long whatever it says */
+	cmd = malloc(4097);
+	ASSERT_NE(NULL, cmd);
+	memset(cmd, 'a', 4096);
+	cmd[4096] = '\0';
+	ASSERT_EQ(E2BIG, ue_reg(self->fd, cmd, &reg));
+
+	/* 8000 bytes: likewise */
+	free(cmd);
+	cmd = malloc(8001);
+	ASSERT_NE(NULL, cmd);
+	memset(cmd, 'b', 8000);
+	cmd[8000] = '\0';
+	ASSERT_EQ(E2BIG, ue_reg(self->fd, cmd, &reg));
+	free(cmd);
+
+	/*
+	 * 4095 bytes is the longest command: pad "NAME u32 a ;" with blanks
+	 * before the ';' up to that length, then one byte more.
+	 */
+	cmd = malloc(4097);
+	ASSERT_NE(NULL, cmd);
+	len = sprintf(cmd, PREFIX "len4095 u32 a");
+	memset(cmd + len, ' ', 4094 - len);
+	strcpy(cmd + 4094, ";");
+	ASSERT_EQ(4095, strlen(cmd));
+	ASSERT_EQ(0, ue_reg(self->fd, cmd, &reg));
+	ASSERT_EQ(0, reg.write_index);
+	ASSERT_TRUE(ue_event_exists(PREFIX "len4095"));
+
+	memcpy(cmd, PREFIX "len4096 u32 a", len);
+	memset(cmd + len, ' ', 4095 - len);
+	strcpy(cmd + 4095, ";");
+	ASSERT_EQ(4096, strlen(cmd));
+	ASSERT_EQ(E2BIG, ue_reg(self->fd, cmd, &reg));
+	ASSERT_FALSE(ue_event_exists(PREFIX "len4096"));
+	free(cmd);
+
+	/* Nothing else was registered on this fd */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "len u32 a", &reg));
+	ASSERT_EQ(1, reg.write_index);
+}
+
+/* The same files under the debugfs mount point of tracefs */
+TEST_F(reg, debugfs_path)
+{
+	const char *data = "/sys/kernel/debug/tracing/user_events_data";
+	struct user_reg reg, reg2;
+	int fd;
+
+	if (access(data, F_OK))
+		SKIP(return, "no %s (debugfs not mounted?)", data);
+
+	fd = open(data, O_RDWR | O_CLOEXEC);
+	ASSERT_NE(-1, fd);
+	ASSERT_EQ(0, ue_reg(fd, PREFIX "dbg u32 a", &reg));
+	ASSERT_EQ(0, reg.write_index);
+	ASSERT_TRUE(ue_event_exists(PREFIX "dbg"));
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "dbg u32 a", &reg2));
+	ASSERT_EQ(reg.status_index, reg2.status_index);
+	close(fd);
+}
+
+TEST_F(reg, delete)
+{
+	struct user_reg reg;
+
+	ASSERT_EQ(ENOENT, ue_del(PREFIX "nosuch"));
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "del u32 a", &reg));
+	ASSERT_TRUE(ue_event_exists(PREFIX "del"));
+
+	/* Held by an open fd: through another fd and through the holder */
+	ASSERT_EQ(EBUSY, ue_del(PREFIX "del"));
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSDEL, PREFIX "del"));
+	ASSERT_EQ(EBUSY, errno);
+
+	/* Held by two fds: closing one is not enough */
+	self->fd2 = ue_open_data();
+	ASSERT_NE(-1, self->fd2);
+	ASSERT_EQ(0, ue_reg(self->fd2, PREFIX "del u32 a", &reg));
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(EBUSY, ue_del(PREFIX "del"));
+	close(self->fd2);
+	self->fd2 = -1;
+
+	/* No fd, but enabled */
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "del", true));
+	ASSERT_EQ(EBUSY, ue_del(PREFIX "del"));
+	ASSERT_TRUE(ue_event_exists(PREFIX "del"));
+
+	/* Neither: deleted, its directory gone, a second delete finds nothing */
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "del", false));
+	ASSERT_EQ(0, ue_del(PREFIX "del"));
+	ASSERT_FALSE(ue_event_exists(PREFIX "del"));
+	ASSERT_EQ(ENOENT, ue_del(PREFIX "del"));
+
+	/* The name is free again, with other fields if wanted */
+	self->fd = ue_open_data();
+	ASSERT_NE(-1, self->fd);
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "del u64 other", &reg));
+}
+
+TEST_F(reg, close_releases)
+{
+	struct user_reg reg;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		char cmd[64];
+
+		snprintf(cmd, sizeof(cmd), PREFIX "rel%d u32 a", i);
+		ASSERT_EQ(0, ue_reg(self->fd, cmd, &reg));
+	}
+	/* Registering twice on one fd takes a single reference */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "rel0 u32 a", &reg));
+	ASSERT_EQ(EBUSY, ue_del(PREFIX "rel0"));
+
+	close(self->fd);
+	self->fd = -1;
+
+	for (i = 0; i < 3; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), PREFIX "rel%d", i);
+		ASSERT_EQ(0, ue_del(name));
+		ASSERT_FALSE(ue_event_exists(name));
+	}
+}
+
+TEST_F(reg, fork)
+{
+	struct user_reg reg;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "fork u32 a", &reg));
+
+	pid = fork();
+	ASSERT_NE(-1, pid);
+	if (pid == 0) {
+		struct user_reg child;
+		int fd = ue_open_data();
+
+		/* Another process finds the same event byte */
+		if (fd == -1 || ue_reg(fd, PREFIX "fork u32 a", &child))
+			_exit(1);
+		if (child.status_index != reg.status_index ||
+		    child.write_index != 0)
+			_exit(2);
+		/* The inherited fd is the parent's open file: same slot */
+		if (ue_reg(self->fd, PREFIX "fork u32 a", &child) ||
+		    child.write_index != reg.write_index)
+			_exit(3);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	/* The child's own fd died with it; only ours holds the event */
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, ue_del(PREFIX "fork"));
+}
+
+TEST_F_TIMEOUT(reg, limit, 600)
+{
+	static __u8 used[UE_PAGE_SIZE];
+	int active0, active, busy, max, i, ret;
+	struct user_reg reg;
+	__u32 first_status;
+	char cmd[64];
+	int need;
+
+	ASSERT_EQ(0, ue_status_counts(&active0, &busy, &max));
+	ASSERT_EQ(MAX_EVENTS + 1, max);
+	need = MAX_EVENTS - active0;
+	ASSERT_GT(need, 0);
+
+	for (i = 0; i <= MAX_EVENTS; i++) {
+		snprintf(cmd, sizeof(cmd), PREFIX "lim%d u32 a", i);
+		ret = ue_reg(self->fd, cmd, &reg);
+		if (ret)
+			break;
+		ASSERT_EQ(i, reg.write_index);
+		ASSERT_NE(0, reg.status_index);
+		ASSERT_LT(reg.status_index, UE_PAGE_SIZE);
+		ASSERT_EQ(0, used[reg.status_index]) {
+			TH_LOG("status byte %u handed out twice",
+			       reg.status_index);
+		}
+		used[reg.status_index] = 1;
+	}
+	ASSERT_TRUE(ret == ENOMEM || ret == EMFILE) {
+		TH_LOG("register past the limit gave %d (%s)", ret,
+		       strerror(ret));
+	}
+	ASSERT_EQ(need, i);
+
+	/* The failed registration left nothing behind */
+	snprintf(cmd, sizeof(cmd), PREFIX "lim%d", i);
+	ASSERT_FALSE(ue_event_exists(cmd));
+	ASSERT_EQ(0, ue_status_counts(&active, &busy, &max));
+	ASSERT_EQ(MAX_EVENTS, active);
+
+	/* Still full: a new name fails again, through either interface */
+	ret = ue_reg(self->fd, PREFIX "extra u32 a", &reg);
+	ASSERT_TRUE(ret == ENOMEM || ret == EMFILE);
+	ASSERT_FALSE(ue_event_exists(PREFIX "extra"));
+	ret = ue_dyn("u:" PREFIX "extra_dyn u32 a");
+	ASSERT_TRUE(ret == ENOMEM || ret == EMFILE) {
+		TH_LOG("dynamic_events past the limit gave %d", ret);
+	}
+	ASSERT_FALSE(ue_event_exists(PREFIX "extra_dyn"));
+
+	/* Existing events can still be registered by others */
+	self->fd2 = ue_open_data();
+	ASSERT_NE(-1, self->fd2);
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "lim0 u32 a", &reg));
+	first_status = reg.status_index;
+	ASSERT_EQ(0, ue_reg(self->fd2, PREFIX "lim0 u32 a", &reg));
+	ASSERT_EQ(first_status, reg.status_index);
+	ASSERT_EQ(0, reg.write_index);
+	close(self->fd2);
+	self->fd2 = -1;
+
+	/* Free one byte: exactly one more event fits, and it gets that byte */
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, ue_del(PREFIX "lim0"));
+	self->fd = ue_open_data();
+	ASSERT_NE(-1, self->fd);
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "again u32 a", &reg));
+	ASSERT_EQ(first_status, reg.status_index);
+	ASSERT_EQ(0, reg.write_index);
+	ret = ue_reg(self->fd, PREFIX "again2 u32 a", &reg);
+	ASSERT_TRUE(ret == ENOMEM || ret == EMFILE);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,533 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the user_events selftests.
+ *
+ * Every helper that talks to the kernel returns 0 on success or a positive
+ * errno value, so that tests can write ASSERT_EQ(EINVAL, ue_reg(...)).
+ * Paths given as "rel" are relative to the tracefs mount.
+ */
+#ifndef _USER_EVENTS_SELFTESTS_H
+#define _USER_EVENTS_SELFTESTS_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <linux/user_events.h>
+
+#include "../kselftest_harness.h"
+
+#define UE_PAGE_SIZE		4096
+/* The error_log prefix put in front of the logged command */
+#define UE_CMD_PREFIX		"  Command: "
+
+/* Directory of the tracefs mount that has user_events, if any */
+static inline const char *ue_root(void)
+{
+	static const char *root;
+
+	if (!root) {
+		if (!access("/sys/kernel/tracing/user_events_data", F_OK))
+			root = "/sys/kernel/tracing";
+		else if (!access("/sys/kernel/debug/tracing/user_events_data", F_OK))
+			root = "/sys/kernel/debug/tracing";
+		else
+			root = "/sys/kernel/tracing";
+	}
+
+	return root;
+}
+
+/* Full path of a tracefs file, in a buffer that lives until the next call */
+static inline const char *ue_path(const char *rel)
+{
+	static char path[4][512];
+	static int slot;
+	char *buf = path[slot++ & 3];
+
+	snprintf(buf, sizeof(path[0]), "%s/%s", ue_root(), rel);
+
+	return buf;
+}
+
+/* NULL when the tests can run, otherwise why they cannot */
+static inline const char *ue_unavailable(void)
+{
+	if (geteuid() != 0)
+		return "user_events tests must run as root";
+	if (access(ue_path("user_events_data"), F_OK))
+		return "user_events is not available (no user_events_data)";
+
+	return NULL;
+}
+
+/*
+ * Skip the current test when user_events cannot be used.  The 6.1 harness
+ * still runs the test body after a SKIP() in FIXTURE_SETUP(), so leave the
+ * test's child process with the harness' skip exit code instead.
+ */
+#define UE_SKIP_IF_UNAVAILABLE() do {					\
+	const char *__why = ue_unavailable();				\
+	if (__why)							\
+		SKIP(_exit(255), "%s", __why);				\
+} while (0)
+
+static inline int ue_open(const char *rel, int flags)
+{
+	return open(ue_path(rel), flags | O_CLOEXEC);
+}
+
+static inline int ue_open_data(void)
+{
+	return ue_open("user_events_data", O_RDWR);
+}
+
+static inline int ue_open_status(void)
+{
+	return ue_open("user_events_status", O_RDWR);
+}
+
+/* Register @cmd on @fd; @reg receives the indexes */
+static inline int ue_reg(int fd, const char *cmd, struct user_reg *reg)
+{
+	memset(reg, 0, sizeof(*reg));
+	reg->size = sizeof(*reg);
+	reg->name_args = (__u64)(uintptr_t)cmd;
+
+	if (ioctl(fd, DIAG_IOCSREG, reg) == -1)
+		return errno;
+
+	return 0;
+}
+
+/* Delete event @name through an fd of its own */
+static inline int ue_del(const char *name)
+{
+	int fd = ue_open_data();
+	int ret = 0;
+
+	if (fd == -1)
+		return errno;
+	if (ioctl(fd, DIAG_IOCSDEL, name) == -1)
+		ret = errno;
+	close(fd);
+
+	return ret;
+}
+
+/* Write @text to a tracefs file opened with O_WRONLY | @flags */
+static inline int ue_write_file(const char *rel, const char *text, int flags)
+{
+	size_t len = strlen(text);
+	int fd = ue_open(rel, O_WRONLY | flags);
+	int ret = 0;
+	ssize_t n;
+
+	if (fd == -1)
+		return errno;
+	n = write(fd, text, len);
+	if (n == -1)
+		ret = errno;
+	else if ((size_t)n != len)
+		ret = EIO;
+	close(fd);
+
+	return ret;
+}
+
+/* Run one dynamic_events command, the way "echo CMD >> dynamic_events" does */
+static inline int ue_dyn(const char *cmd)
+{
+	char *line = malloc(strlen(cmd) + 2);
+	int ret = ENOMEM;
+
+	if (line) {
+		sprintf(line, "%s\n", cmd);
+		/* Never O_TRUNC: that way dynamic_events removes all events */
+		ret = ue_write_file("dynamic_events", line, O_APPEND);
+		free(line);
+	}
+
+	return ret;
+}
+
+/*
+ * Emit an event: write index @idx in its own iovec, then @len payload bytes.
+ * Returns what writev() returned, or -errno.
+ */
+static inline ssize_t ue_emit(int fd, __u32 idx, const void *data, size_t len)
+{
+	struct iovec io[2] = {
+		{ .iov_base = &idx, .iov_len = sizeof(idx) },
+		{ .iov_base = (void *)data, .iov_len = len },
+	};
+	ssize_t ret = writev(fd, io, 2);
+
+	return ret == -1 ? -errno : ret;
+}
+
+/* A payload put together field by field, with no padding between them */
+struct ue_payload {
+	size_t len;
+	__u8 data[2 * UE_PAGE_SIZE];
+};
+
+static inline void ue_put(struct ue_payload *p, const void *field, size_t size)
+{
+	memcpy(p->data + p->len, field, size);
+	p->len += size;
+}
+
+/* Append @value as a @type */
+#define UE_PUT(p, type, value) do {					\
+	type __val = (value);						\
+	ue_put(p, &__val, sizeof(__val));				\
+} while (0)
+
+/* "events/user_events/NAME/FILE", optionally inside instances/INSTANCE */
+static inline const char *ue_event_file(const char *instance, const char *name,
+					const char *file)
+{
+	static char rel[4][384];
+	static int slot;
+	char *buf = rel[slot++ & 3];
+
+	if (instance)
+		snprintf(buf, sizeof(rel[0]), "instances/%s/events/%s/%s/%s",
+			 instance, USER_EVENTS_SYSTEM, name, file);
+	else
+		snprintf(buf, sizeof(rel[0]), "events/%s/%s/%s",
+			 USER_EVENTS_SYSTEM, name, file);
+
+	return buf;
+}
+
+/* Enable or disable event @name for ftrace (top level when !instance) */
+static inline int ue_enable(const char *instance, const char *name, bool on)
+{
+	return ue_write_file(ue_event_file(instance, name, "enable"),
+			     on ? "1\n" : "0\n", O_TRUNC);
+}
+
+/* Does the event directory of @name exist? */
+static inline bool ue_event_exists(const char *name)
+{
+	char rel[256];
+
+	snprintf(rel, sizeof(rel), "events/%s/%s", USER_EVENTS_SYSTEM, name);
+
+	return access(ue_path(rel), F_OK) == 0;
+}
+
+/* Whole content of a tracefs file, NUL-terminated; NULL and errno on error */
+static inline char *ue_read_file(const char *rel)
+{
+	size_t cap = 8192, len = 0;
+	char *buf = malloc(cap);
+	int fd = ue_open(rel, O_RDONLY);
+	ssize_t n;
+
+	if (fd == -1 || !buf)
+		goto fail;
+
+	for (;;) {
+		if (cap - len < 4096) {
+			char *bigger = realloc(buf, cap * 2);
+
+			if (!bigger)
+				goto fail;
+			buf = bigger;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n == -1)
+			goto fail;
+		if (n == 0)
+			break;
+		len += n;
+	}
+	buf[len] = '\0';
+	close(fd);
+
+	return buf;
+fail:
+	n = errno;
+	if (fd != -1)
+		close(fd);
+	free(buf);
+	errno = n;
+
+	return NULL;
+}
+
+/* Empty the trace buffer (of @instance, or the top-level one) */
+static inline int ue_clear_trace(const char *instance)
+{
+	char rel[256];
+
+	if (instance)
+		snprintf(rel, sizeof(rel), "instances/%s/trace", instance);
+	else
+		snprintf(rel, sizeof(rel), "trace");
+
+	return ue_write_file(rel, "", O_TRUNC);
+}
+
+/*
+ * The text after "NAME: " of every line event @name left in the trace
+ * buffer, one per line, oldest first: "a=1 b=2\na=3 b=4\n".  An empty
+ * string when there is none, NULL when the trace cannot be read.
+ */
+static inline char *ue_trace_collect(const char *instance, const char *name)
+{
+	char rel[256], key[128];
+	char *trace, *line, *next, *out;
+	size_t keylen, outlen = 0;
+
+	if (instance)
+		snprintf(rel, sizeof(rel), "instances/%s/trace", instance);
+	else
+		snprintf(rel, sizeof(rel), "trace");
+	snprintf(key, sizeof(key), ": %s:", name);
+	keylen = strlen(key);
+
+	trace = ue_read_file(rel);
+	if (!trace)
+		return NULL;
+	out = calloc(1, strlen(trace) + 1);
+	if (!out) {
+		free(trace);
+		return NULL;
+	}
+
+	for (line = trace; *line; line = next) {
+		char *hit, *text;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
+
+		if (line[0] == '#')
+			continue;
+		hit = strstr(line, key);
+		if (!hit || (hit[keylen] != ' ' && hit[keylen] != '\0'))
+			continue;
+		text = hit + keylen;
+		if (*text == ' ')
+			text++;
+		outlen += sprintf(out + outlen, "%s\n", text);
+	}
+	free(trace);
+
+	return out;
+}
+
+/* Is @line one of the lines of @text (exact match)? */
+static inline bool ue_has_line(const char *text, const char *line)
+{
+	size_t len = strlen(line);
+	const char *p = text;
+
+	while ((p = strstr(p, line))) {
+		if ((p == text || p[-1] == '\n') &&
+		    (p[len] == '\n' || p[len] == '\0'))
+			return true;
+		p++;
+	}
+
+	return false;
+}
+
+/*
+ * Copy of the first line of @text that starts with @prefix once its leading
+ * blanks are skipped (the blanks are not part of the copy); NULL if none.
+ */
+static inline char *ue_line_with_prefix(const char *text, const char *prefix)
+{
+	const char *line = text;
+
+	while (line && *line) {
+		const char *start = line + strspn(line, " \t");
+		const char *end = strchr(line, '\n');
+
+		if (!strncmp(start, prefix, strlen(prefix))) {
+			size_t len = end ? (size_t)(end - start) : strlen(start);
+
+			return strndup(start, len);
+		}
+		line = end ? end + 1 : NULL;
+	}
+
+	return NULL;
+}
+
+/* The status page, mapped read-only from @status_fd; MAP_FAILED on error */
+static inline __u8 *ue_map_status(int status_fd)
+{
+	return mmap(NULL, UE_PAGE_SIZE, PROT_READ, MAP_SHARED, status_fd, 0);
+}
+
+/* Counters at the end of user_events_status; 0 or errno */
+static inline int ue_status_counts(int *active, int *busy, int *max)
+{
+	char *text = ue_read_file("user_events_status");
+	char *p;
+	int ret = 0;
+
+	if (!text)
+		return errno;
+	p = strstr(text, "\nActive: ");
+	if (!p || sscanf(p, "\nActive: %d\nBusy: %d\nMax: %d",
+			 active, busy, max) != 3)
+		ret = EPROTO;
+	free(text);
+
+	return ret;
+}
+
+/* The ftrace event id of @name, or -1 */
+static inline int ue_event_id(const char *name)
+{
+	char *text = ue_read_file(ue_event_file(NULL, name, "id"));
+	int id = -1;
+
+	if (text) {
+		id = atoi(text);
+		free(text);
+	}
+
+	return id;
+}
+
+/* Remove the triggers (hist and others) of event @name */
+static inline int ue_clear_triggers(const char *name)
+{
+	/* Opening the trigger file with O_TRUNC removes them all */
+	return ue_write_file(ue_event_file(NULL, name, "trigger"), "", O_TRUNC);
+}
+
+/*
+ * Remove every user event whose name starts with @prefix, whatever state
+ * a test left it in (disabling it and removing its triggers if needed).  Callers close
+ * their user_events_data fds first.
+ */
+static inline void ue_cleanup_events(const char *prefix)
+{
+	char rel[256], **names = NULL;
+	size_t count = 0, cap = 0, i;
+	struct dirent *de;
+	DIR *dir;
+
+	snprintf(rel, sizeof(rel), "events/%s", USER_EVENTS_SYSTEM);
+	dir = opendir(ue_path(rel));
+	if (!dir)
+		return;
+
+	/* Collect first: removing entries while reading the directory skips some */
+	while ((de = readdir(dir))) {
+		if (de->d_type != DT_DIR ||
+		    strncmp(de->d_name, prefix, strlen(prefix)))
+			continue;
+		if (count == cap) {
+			char **more = realloc(names, (cap + 64) * sizeof(*names));
+
+			if (!more)
+				break;
+			names = more;
+			cap += 64;
+		}
+		names[count] = strdup(de->d_name);
+		if (names[count])
+			count++;
+	}
+	closedir(dir);
+
+	for (i = 0; i < count; i++) {
+		if (ue_del(names[i]) == EBUSY) {
+			ue_enable(NULL, names[i], false);
+			ue_clear_triggers(names[i]);
+			ue_del(names[i]);
+		}
+		free(names[i]);
+	}
+	free(names);
+}
+
+/* Empty the top-level error_log */
+static inline int ue_clear_error_log(void)
+{
+	return ue_write_file("error_log", "\n", O_TRUNC);
+}
+
+/* The newest user_events entry of error_log, split into its parts */
+struct ue_log_entry {
+	char msg[128];		/* text after "user_events: error: " */
+	char cmd[4200];		/* the command as logged */
+	int caret;		/* index into cmd the caret points at */
+};
+
+/* 0 when an entry was found, ENOENT when there is none, or errno */
+static inline int ue_last_error(struct ue_log_entry *e)
+{
+	static const char tag[] = "user_events: error: ";
+	char *text = ue_read_file("error_log");
+	char *p, *last = NULL, *eol;
+	size_t len;
+	int ret = ENOENT;
+
+	if (!text)
+		return errno;
+
+	for (p = text; (p = strstr(p, tag)); p++)
+		last = p;
+	if (!last)
+		goto out;
+	ret = EPROTO;
+
+	memset(e, 0, sizeof(*e));
+	p = last + strlen(tag);
+	eol = strchr(p, '\n');
+	if (!eol)
+		goto out;
+	len = eol - p;
+	if (len >= sizeof(e->msg))
+		len = sizeof(e->msg) - 1;
+	memcpy(e->msg, p, len);
+
+	p = eol + 1;
+	if (strncmp(p, UE_CMD_PREFIX, strlen(UE_CMD_PREFIX)))
+		goto out;
+	p += strlen(UE_CMD_PREFIX);
+	eol = strchr(p, '\n');
+	if (!eol)
+		goto out;
+	len = eol - p;
+	if (len >= sizeof(e->cmd))
+		len = sizeof(e->cmd) - 1;
+	memcpy(e->cmd, p, len);
+
+	p = eol + 1;
+	len = strspn(p, " ");
+	if (p[len] != '^' || len < strlen(UE_CMD_PREFIX))
+		goto out;
+	e->caret = len - strlen(UE_CMD_PREFIX);
+	ret = 0;
+out:
+	free(text);
+
+	return ret;
+}
+
+#endif /* _USER_EVENTS_SELFTESTS_H */
