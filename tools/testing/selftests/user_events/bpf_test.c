@@ -238,7 +238,7 @@ TEST_F(bpf, invalid_payload_does_not_run_program)
 	memset(&in, 0, sizeof(in));
 	strcpy(in.msg, "12345678");
 	/* Reaches past the end of the payload */
-	in.msg_loc = DYN_LOC(0, sizeof(in) - 24 + 1);
+	in.msg_loc = DYN_LOC(0, sizeof(in) - offsetof(struct bpf_payload, msg) + 1);
 	ASSERT_EQ(-EFAULT, ue_emit(self->data_fd, reg.write_index, &in,
 				   sizeof(in)));
 	ASSERT_EQ(0, map_read(self->map_fd, value));

@@ -1,0 +1,279 @@
+# shellcheck shell=bash
+# harness/ue apply: put the series into the tree and commit it as "series".
+#
+# The series is:
+#   - the repository's files under kernel/ include/ Documentation/ samples/
+#     tools/, installed at the same path in the tree;
+#   - patches/*.patch and MAINTAINERS.patch: unified diffs against the base
+#     tree, one per edited file;
+#   - removal of the old user_events files the series does not ship.
+# Files are only written when their content changes, so make stays
+# incremental.  The commits are made with git plumbing (a private index and
+# commit-tree), never by checking anything out.
+
+GROUPS_DIR=$HARNESS_DIR/series
+
+# repo_series_files: repository files of the series, one path per line.
+# Uses git's view (tracked + untracked, .gitignore respected) so build
+# products lying in the repository never end up in the series.
+repo_series_files() {
+	local dirs=() d
+	for d in "${SERIES_DIRS[@]}"; do
+		[[ -d $REPO_DIR/$d ]] && dirs+=("$d")
+	done
+	((${#dirs[@]})) || return 0
+	if git -C "$REPO_DIR" rev-parse --git-dir >/dev/null 2>&1; then
+		git -C "$REPO_DIR" ls-files -co --exclude-standard -- "${dirs[@]}"
+	else
+		(cd "$REPO_DIR" && find "${dirs[@]}" -type f)
+	fi | while IFS= read -r d; do
+		[[ -f $REPO_DIR/$d ]] && printf '%s\n' "$d"
+	done | LC_ALL=C sort -u
+}
+
+# repo_patches: the patch files of the series.
+repo_patches() {
+	local p
+	for p in "$REPO_DIR"/patches/*.patch "$REPO_DIR"/MAINTAINERS.patch; do
+		[[ -f $p ]] && printf '%s\n' "$p"
+	done
+}
+
+# patch_target PATCH: the one tree path PATCH edits.
+patch_target() {
+	local targets
+	targets=$(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$1")
+	[[ -n $targets && $targets != *$'\n'* ]] ||
+		die "$1 must edit exactly one file (found: ${targets:-none})"
+	printf '%s\n' "$targets"
+}
+
+# patched_content PATCH TARGET OUT: base version of TARGET with PATCH
+# applied (strictly, by git apply) into the file OUT.
+patched_content() {
+	local patch=$1 target=$2 out=$3 tmp
+	tmp=$(mktemp -d)
+	mkdir -p "$tmp/$(dirname "$target")"
+	tgit show "base:$target" > "$tmp/$target" ||
+		die "$patch: $target is not in the base tree"
+	(cd "$tmp" && GIT_CEILING_DIRECTORIES=$(dirname "$tmp") git apply "$patch") ||
+		die "$patch does not apply to the base tree"
+	mv "$tmp/$target" "$out"
+	rm -rf "$tmp"
+}
+
+# base_has PATH: true when PATH is a file of the base tree.
+base_has() { tgit cat-file -e "base:$1" 2>/dev/null; }
+
+# restore_base PATH: make PATH in the tree what it is in the base tree.
+restore_base() {
+	local path=$1 tmp
+	if base_has "$path"; then
+		tmp=$(mktemp)
+		tgit show "base:$path" > "$tmp"
+		chmod 644 "$tmp"
+		[[ $(tgit ls-tree base -- "$path") != 100755* ]] || chmod 755 "$tmp"
+		install_if_changed "$tmp" "$TREE/$path"
+		rm -f "$tmp"
+	else
+		remove_path "$path"
+	fi
+}
+
+# remove_path PATH: delete PATH from the tree, and emptied directories.
+remove_path() {
+	[[ -e $TREE/$1 ]] || return 0
+	rm -f -- "$TREE/$1"
+	rmdir -p --ignore-fail-on-non-empty -- "$(dirname -- "$TREE/$1")" 2>/dev/null || true
+}
+
+# stale_candidates: every path an earlier apply (finished or not) may have
+# touched: the last series, the index, the work tree, untracked files.
+stale_candidates() {
+	if tgit rev-parse -q --verify series >/dev/null; then
+		tgit diff --name-only --no-renames base series --
+	fi
+	tgit diff --cached --name-only --no-renames base --
+	tgit diff --name-only --no-renames --
+	tgit ls-files -o -- "${SERIES_DIRS[@]}"
+}
+
+# --- Commit groups -----------------------------------------------------------
+
+# group_files: the commit group definitions, in series order.
+group_files() {
+	local f
+	for f in "$GROUPS_DIR"/[0-9]*.txt; do
+		[[ -f $f ]] && printf '%s\n' "$f"
+	done
+}
+
+# group_paths GROUPFILE: the "Path:" patterns of a group.
+group_paths() {
+	sed -n '/^$/q; s/^Path:[[:space:]]*//p' "$1"
+}
+
+# group_message GROUPFILE: the commit message (subject, body, sign-off).
+group_message() {
+	local subject
+	subject=$(sed -n '/^$/q; s/^Subject:[[:space:]]*//p' "$1")
+	[[ -n $subject ]] || die "$1: no Subject: line"
+	printf '%s\n\n' "$subject"
+	sed '1,/^$/d' "$1"
+	printf '\nSigned-off-by: %s <%s>\n' "$UE_IDENT_NAME" "$UE_IDENT_EMAIL"
+}
+
+# match_score PATH PATTERN: how specifically PATTERN covers PATH: 0 for not
+# at all, the pattern length for a directory, more for an exact file.
+match_score() {
+	local path=$1 pat=$2
+	if [[ $pat == */ ]]; then
+		[[ $path == "$pat"* ]] && echo "${#pat}" || echo 0
+	else
+		[[ $path == "$pat" ]] && echo 100000 || echo 0
+	fi
+}
+
+# assign_groups CHANGED_FILE: print "GROUPFILE<TAB>PATH" for every changed
+# path, choosing the group with the most specific pattern (exact file,
+# then longest directory; the earlier group on a tie).  Dies listing every
+# path that no group covers.
+assign_groups() {
+	local changed=$1 path g pat score best best_score uncovered=()
+	local -a groups
+	mapfile -t groups < <(group_files)
+	((${#groups[@]})) || die "no commit groups in $GROUPS_DIR"
+	while IFS= read -r path; do
+		best='' best_score=0
+		for g in "${groups[@]}"; do
+			while IFS= read -r pat; do
+				score=$(match_score "$path" "$pat")
+				if ((score > best_score)); then
+					best=$g best_score=$score
+				fi
+			done < <(group_paths "$g")
+		done
+		if [[ -n $best ]]; then
+			printf '%s\t%s\n' "$best" "$path"
+		else
+			uncovered+=("$path")
+		fi
+	done < "$changed"
+	if ((${#uncovered[@]})); then
+		printf '  %s\n' "${uncovered[@]}" >&2
+		die "apply: the paths above belong to no commit group in $GROUPS_DIR"
+	fi
+}
+
+# series_date: commit date of the series: the repository's last commit, so
+# the same content gives the same commits.
+series_date() {
+	git -C "$REPO_DIR" log -1 --format=%cI 2>/dev/null ||
+		tgit log -1 --format=%cI base
+}
+
+# commit_groups CHANGED_FILE: one commit per group, on a private index,
+# from the blobs the real index already holds; moves branch "series".
+commit_groups() {
+	local changed=$1 assignment idx parent tree commit g n=0 date
+	assignment=$(mktemp)
+	assign_groups "$changed" > "$assignment"
+	idx=$(mktemp)
+	rm -f "$idx"
+	date=$(series_date)
+	parent=$(tgit rev-parse base)
+	GIT_INDEX_FILE=$idx tgit read-tree base
+	while IFS= read -r g; do
+		local paths=()
+		mapfile -t paths < <(awk -F'\t' -v g="$g" '$1 == g { print $2 }' "$assignment")
+		if ((${#paths[@]} == 0)); then
+			warn "apply: nothing for $(basename "$g"), no commit"
+			continue
+		fi
+		# Present paths take their entry from the real index; absent ones
+		# are deletions (mode 0 removes the entry).
+		{
+			tgit ls-files -s -- "${paths[@]}" |
+				awk '{ sub(/ [0-9]+\t/, "\t"); print }'
+			local p
+			for p in "${paths[@]}"; do
+				[[ -n $(tgit ls-files -- "$p") ]] ||
+					printf '0 0000000000000000000000000000000000000000\t%s\n' "$p"
+			done
+		} | GIT_INDEX_FILE=$idx tgit update-index --index-info
+		tree=$(GIT_INDEX_FILE=$idx tgit write-tree)
+		commit=$(group_message "$g" |
+			GIT_AUTHOR_DATE=$date GIT_COMMITTER_DATE=$date \
+			tgit commit-tree "$tree" -p "$parent")
+		parent=$commit
+		n=$((n + 1))
+	done < <(group_files)
+	rm -f "$idx" "$assignment"
+	[[ $(tgit rev-parse "$parent^{tree}") == "$(tgit write-tree)" ]] ||
+		die "apply: internal error: the commits do not add up to the tree"
+	tgit update-ref -m "harness apply" refs/heads/series "$parent"
+	tgit symbolic-ref HEAD refs/heads/series
+	log "apply: branch series = $n commits on base ($(tgit rev-parse --short series))"
+}
+
+# --- Main ------------------------------------------------------------------
+
+cmd_apply() {
+	once cmd_tree
+	local work files=() patches=() p t
+	declare -A desired=()        # tree path -> source file ("" = remove)
+	work=$(mktemp -d)
+
+	mapfile -t files < <(repo_series_files)
+	for p in "${files[@]}"; do
+		desired[$p]=$REPO_DIR/$p
+	done
+
+	mapfile -t patches < <(repo_patches)
+	for p in "${patches[@]}"; do
+		t=$(patch_target "$p")
+		[[ -z ${desired[$t]+x} ]] ||
+			die "$t is both a file of the repository and patched by $p"
+		patched_content "$p" "$t" "$work/$(printf '%s' "$t" | tr / _)"
+		desired[$t]=$work/$(printf '%s' "$t" | tr / _)
+	done
+
+	# Old user_events files we do not ship.
+	for p in "${SERIES_REMOVE[@]}"; do
+		[[ -n ${desired[$p]+x} ]] || desired[$p]=
+	done
+	while IFS= read -r p; do
+		[[ -n ${desired[$p]+x} ]] || desired[$p]=
+	done < <(tgit ls-tree -r --name-only base -- "${SERIES_OWNED_DIRS[@]}")
+
+	log "apply: ${#files[@]} files, ${#patches[@]} patches"
+
+	# Paths an earlier apply touched that are no longer in the series.
+	local touched=()
+	while IFS= read -r p; do
+		[[ -n ${desired[$p]+x} ]] && continue
+		restore_base "$p"
+		touched+=("$p")
+	done < <(stale_candidates | LC_ALL=C sort -u)
+
+	# The series itself.
+	for p in "${!desired[@]}"; do
+		if [[ -n ${desired[$p]} ]]; then
+			install_if_changed "${desired[$p]}" "$TREE/$p"
+		else
+			remove_path "$p"
+		fi
+		touched+=("$p")
+	done
+	rm -rf "$work"
+
+	# Stage exactly the touched paths; unknown absent paths are skipped.
+	((${#touched[@]} == 0)) || printf '%s\0' "${touched[@]}" |
+		(cd "$TREE" && git update-index --add --remove -z --stdin)
+
+	local changed
+	changed=$(mktemp)
+	tgit diff --cached --name-only --no-renames base -- > "$changed"
+	commit_groups "$changed"
+	rm -f "$changed"
+}

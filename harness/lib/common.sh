@@ -1,0 +1,144 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # the settings are used by the other parts
+# Common settings and helpers for harness/ue.  Sourced, not executed.
+#
+# Every path and tunable of the harness is defined here, once.
+
+# --- Locations ---------------------------------------------------------------
+
+# HARNESS_DIR and REPO_DIR are set by harness/ue before sourcing us.
+UE_CACHE=${UE_CACHE:-${HOME:-/root}/.cache/user-events}
+UE_CACHE=$(mkdir -p "$UE_CACHE" && cd "$UE_CACHE" && pwd -P)
+
+# Kernel flavour: "" for the normal test kernel, or the name of a fragment
+# in harness/flavours/ (e.g. "debug"), built in its own directory.
+UE_FLAVOUR=${UE_FLAVOUR:-}
+
+TREE=$UE_CACHE/linux                 # git repo: tag "base", branch "series"
+BUILD_DIR=$UE_CACHE/build${UE_FLAVOUR:+-$UE_FLAVOUR}   # kernel O= output
+HDR_DIR=$UE_CACHE/headers            # make headers_install destination
+KSFT_DIR=$UE_CACHE/kselftest         # installed kselftests
+SAMPLES_DIR=$UE_CACHE/samples        # sample programs built for the guest
+SERIES_OUT=$UE_CACHE/series          # default git format-patch output
+INITRAMFS=$UE_CACHE/initramfs.cpio.gz
+RUNS_DIR=$UE_CACHE/runs              # one scratch directory per VM run
+LOG_DIR=$UE_CACHE/logs
+BZIMAGE=$BUILD_DIR/arch/x86/boot/bzImage
+
+# Debian's kernel source package and its tarball.
+SRC_PKG=linux-source-6.1
+SRC_TARBALL=/usr/src/linux-source-6.1.tar.xz
+SRC_TOPDIR=linux-source-6.1          # what the tarball unpacks to
+
+KARCH=x86_64
+JOBS=${UE_JOBS:-$(nproc)}
+
+# The one identity used as git author/committer and in Signed-off-by.
+UE_IDENT_NAME="user_events project"
+UE_IDENT_EMAIL="user-events@localhost"
+export GIT_AUTHOR_NAME=$UE_IDENT_NAME GIT_AUTHOR_EMAIL=$UE_IDENT_EMAIL
+export GIT_COMMITTER_NAME=$UE_IDENT_NAME GIT_COMMITTER_EMAIL=$UE_IDENT_EMAIL
+
+# Repository directories whose files are installed at the same kernel path.
+SERIES_DIRS=(kernel include Documentation samples tools)
+# Base-tree files of the old user_events that the series drops.
+SERIES_REMOVE=(include/linux/user_events.h)
+# Directories owned entirely by the series: base files we do not ship go.
+SERIES_OWNED_DIRS=(samples/user_events tools/testing/selftests/user_events)
+
+# --- Logging -----------------------------------------------------------------
+
+if [[ -t 2 ]]; then
+	_c_info=$'\e[1;34m' _c_warn=$'\e[1;33m' _c_err=$'\e[1;31m' _c_off=$'\e[0m'
+else
+	_c_info='' _c_warn='' _c_err='' _c_off=''
+fi
+
+log()  { printf '%s==>%s %s\n' "$_c_info" "$_c_off" "$*" >&2; }
+warn() { printf '%sWARNING:%s %s\n' "$_c_warn" "$_c_off" "$*" >&2; }
+die()  { printf '%sERROR:%s %s\n' "$_c_err" "$_c_off" "$*" >&2; exit 1; }
+
+# now: seconds since the epoch, for timings.
+now() { date +%s; }
+
+# --- Small helpers ---------------------------------------------------------
+
+# install_if_changed SRC DST: copy SRC to DST only when the content differs,
+# so unchanged files keep their timestamps and make stays incremental.
+install_if_changed() {
+	local src=$1 dst=$2
+	if ! { [[ -f $dst ]] && cmp -s -- "$src" "$dst"; }; then
+		mkdir -p -- "$(dirname -- "$dst")"
+		cp -- "$src" "$dst"
+	fi
+	chmod --reference="$src" -- "$dst"      # does not touch the mtime
+}
+
+# fingerprint FILE...: one checksum over the contents of the given files
+# (missing files count as empty, their names still matter).
+fingerprint() {
+	local f
+	for f in "$@"; do
+		printf '%s\n' "$f"
+		[[ -f $f ]] && sha256sum < "$f"
+	done | sha256sum | cut -d' ' -f1
+}
+
+# once CMD ARGS: run a step at most once per harness invocation (the steps
+# call their prerequisites, so "test" would otherwise repeat them).
+declare -A _UE_DONE=()
+once() {
+	[[ -v _UE_DONE[$1] ]] && return 0
+	_UE_DONE[$1]=1
+	"$@"
+}
+
+# lock_cache exclusive|shared: serialise harness/ue processes sharing one
+# $UE_CACHE.  Steps that change the tree or the build take the lock
+# exclusively; VM runs take it shared, so nothing is rebuilt under a
+# running VM.  Taking it again converts the lock held.
+lock_cache() {
+	local flag=-x
+	[[ -z ${UE_LOCK_HELD:-} ]] || return 0   # our parent holds it for us
+	[[ $1 == shared ]] && flag=-s
+	[[ -n ${_UE_LOCK_FD:-} ]] || exec {_UE_LOCK_FD}>>"$UE_CACHE/.lock"
+	if ! flock -n "$flag" "$_UE_LOCK_FD"; then
+		log "waiting for another harness/ue using $UE_CACHE ($1 lock)"
+		flock "$flag" "$_UE_LOCK_FD"
+	fi
+}
+
+# tgit ARGS: git inside the kernel tree repository.
+tgit() { git -C "$TREE" "$@"; }
+
+# kmake ARGS: make in the kernel tree with our architecture and O= dir.
+kmake() { make -C "$TREE" ARCH="$KARCH" O="$BUILD_DIR" "$@"; }
+
+# run_logged LOGFILE CMD...: run CMD with all output appended to LOGFILE;
+# error and warning lines still reach the terminal.  On failure, show the
+# tail of the log and return the command's status.
+run_logged() {
+	local logfile=$1 rc=0
+	shift
+	mkdir -p "$(dirname "$logfile")"
+	printf '\n### %s: %s\n' "$(date '+%F %T')" "$*" >> "$logfile"
+	"$@" >> "$logfile" 2>&1 || rc=$?
+	if ((rc)); then
+		printf '%s--- last lines of %s ---%s\n' "$_c_err" "$logfile" "$_c_off" >&2
+		tail -n 40 "$logfile" >&2
+		printf '%s--- errors in %s ---%s\n' "$_c_err" "$logfile" "$_c_off" >&2
+		grep -E '(error|Error|ERROR)[: ]' "$logfile" | tail -n 20 >&2 || true
+	fi
+	return "$rc"
+}
+
+# need_tree: make sure the base tree exists.
+need_tree() {
+	[[ -d $TREE/.git ]] && tgit rev-parse -q --verify base >/dev/null ||
+		die "no kernel tree in $TREE: run 'harness/ue tree' first"
+}
+
+# need_kernel: make sure a kernel image has been built.
+need_kernel() {
+	[[ -f $BZIMAGE ]] || die "no kernel at $BZIMAGE: run 'harness/ue build' first"
+}

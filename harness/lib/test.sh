@@ -1,0 +1,215 @@
+# shellcheck shell=bash
+# harness/ue test: build what changed, boot once, run every check, count.
+#
+# The last line printed is "N passed, N failed"; the exit status is 0 only
+# when nothing failed and at least one test passed.
+
+UE_TEST_TIMEOUT=${UE_TEST_TIMEOUT:-2700}      # seconds for the test VM
+
+# Results, per check, in the order checks were recorded.
+declare -a CHECK_ORDER=()
+declare -A CHECK_PASS=() CHECK_FAIL=() CHECK_SKIP=()
+
+# record NAME PASS FAIL SKIP: add to a check's counts.
+record() {
+	local name=$1
+	[[ -v CHECK_PASS[$name] ]] || {
+		CHECK_ORDER+=("$name")
+		CHECK_PASS[$name]=0 CHECK_FAIL[$name]=0 CHECK_SKIP[$name]=0
+	}
+	CHECK_PASS[$name]=$((CHECK_PASS[$name] + $2))
+	CHECK_FAIL[$name]=$((CHECK_FAIL[$name] + $3))
+	CHECK_SKIP[$name]=$((CHECK_SKIP[$name] + $4))
+}
+
+# --- TAP -------------------------------------------------------------------
+
+# tap_count FILE: print "PASS|FAIL|SKIP<TAB>description" per counted test.
+# Nested results ("# ok N", any depth) count each; a top-level result counts
+# only if it had no nested results, or is "not ok" with no nested failure.
+# Each failure is followed by its output (the lines since the previous
+# result, at most 30) as "CTX<TAB>line".
+tap_count() {
+	awk '
+	function verdict(notok, rest) {
+		if (notok) return "FAIL"
+		if (rest ~ /#[ \t]*[Ss][Kk][Ii][Pp]/) return "SKIP"
+		return "PASS"
+	}
+	function report(v, desc,   i) {
+		print v "\t" desc
+		if (v == "FAIL")
+			for (i = (nbuf > 30 ? nbuf - 30 : 0); i < nbuf; i++)
+				printf "CTX\t%s\n", buf[i]
+	}
+	/^(#[ \t]*)+(not )?ok [0-9]+/ {
+		notok = ($0 ~ /^(#[ \t]*)+not ok/)
+		desc = $0; sub(/^(#[ \t]*)+(not )?ok [0-9]+[ \t]*/, "", desc)
+		v = verdict(notok, desc)
+		report(v, desc)
+		nested++
+		if (v == "FAIL") nested_fail++
+		nbuf = 0
+		next
+	}
+	/^(not )?ok [0-9]+/ {
+		notok = ($0 ~ /^not ok/)
+		desc = $0; sub(/^(not )?ok [0-9]+[ \t]*/, "", desc)
+		if (nested == 0 || (notok && nested_fail == 0))
+			report(verdict(notok, desc), desc)
+		nested = 0; nested_fail = 0; nbuf = 0
+		next
+	}
+	{ buf[nbuf++] = $0 }
+	' "$1"
+}
+
+# check_tap NAME FILE: count a TAP file as check NAME, printing failures.
+check_tap() {
+	local name=$1 file=$2 p=0 f=0 s=0 kind desc
+	if [[ ! -f $file ]]; then
+		warn "test: $name: no results (the check did not run or finish)"
+		record "$name" 0 1 0
+		return
+	fi
+	while IFS=$'\t' read -r kind desc; do
+		case $kind in
+		PASS) p=$((p + 1)) ;;
+		SKIP) s=$((s + 1)) ;;
+		FAIL) f=$((f + 1)); printf '  FAIL %s: %s\n' "$name" "$desc" ;;
+		CTX) printf '       | %s\n' "$desc" ;;
+		esac
+	done < <(tap_count "$file")
+	if ((p + f + s == 0)); then
+		warn "test: $name: no test result in $file"
+		f=1
+	fi
+	record "$name" "$p" "$f" "$s"
+}
+
+# --- Kernel log --------------------------------------------------------------
+
+# KLOG_PATTERN: lines that start a report of a kernel problem.
+KLOG_PATTERN='WARNING:|BUG:|KASAN|UBSAN|INFO: lockdep|INFO: possible|possible circular locking|unreferenced object|Oops|general protection fault|Kernel panic|Call Trace'
+
+# klog_reports FILE: print each report, separated by lines "@@@".  A report
+# runs from its first line until "---[ end trace", a "=====" line (KASAN,
+# UBSAN), a blank line or 60 lines;
+# matching lines inside a report (its "Call Trace:") do not start another.
+klog_reports() {
+	awk -v pat="$KLOG_PATTERN" '
+	function close_report() { if (open) print "@@@"; open = 0 }
+	open && (/---\[ end trace/ || /^(\[[^]]*\] *)?=====+$/ || /^[ \t]*$/ || ++len > 60) {
+		print; close_report(); next
+	}
+	open { print; next }
+	$0 ~ pat { open = 1; len = 0; print }
+	END { close_report() }
+	' "$1"
+}
+
+check_kernel_log() {
+	local scratch=$1 log=$1/dmesg n=0 report=
+	[[ -s $log ]] || { log=$scratch/console.log; warn "test: no dmesg saved, scanning the console log"; }
+	if [[ ! -s $log ]]; then
+		record kernel-log 0 1 0
+		return
+	fi
+	while IFS= read -r line; do
+		if [[ $line == @@@ ]]; then
+			n=$((n + 1))
+			printf '  FAIL kernel-log: report %d:\n%s\n' "$n" "$report"
+			report=
+		else
+			report+="       | $line"$'\n'
+		fi
+	done < <(klog_reports "$log")
+	if ((n)); then
+		record kernel-log 0 "$n" 0
+	else
+		record kernel-log 1 0 0
+	fi
+}
+
+# --- checkpatch ------------------------------------------------------------
+
+check_checkpatch() {
+	local dir=$1 patch out ignore=()
+	# The series adds the MAINTAINERS entry in its last patch; the earlier
+	# patches would each get "does MAINTAINERS need updating?".
+	if grep -lq '^+++ b/MAINTAINERS' "$dir"/[0-9]*.patch 2>/dev/null; then
+		ignore=(--ignore FILE_PATH_CHANGES)
+	fi
+	for patch in "$dir"/[0-9]*.patch; do
+		[[ $patch == */0000-cover-letter.patch ]] && continue
+		# Debian's python3 first: scripts/spdxcheck.py needs its ply and git.
+		if out=$(cd "$TREE" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict --color=never \
+			"${ignore[@]}" "$patch" 2>&1); then
+			record checkpatch 1 0 0
+		else
+			printf '  FAIL checkpatch: %s\n' "$(basename "$patch")"
+			printf '%s\n' "$out" | sed 's/^/       | /'
+			record checkpatch 0 1 0
+		fi
+	done
+	[[ -v CHECK_PASS[checkpatch] ]] || record checkpatch 0 1 0
+}
+
+# --- Main -----------------------------------------------------------------
+
+# test_summary: per-check table, then the final count line.
+test_summary() {
+	local name tp=0 tf=0 ts=0
+	echo
+	echo "=== Summary ==="
+	for name in "${CHECK_ORDER[@]}"; do
+		printf '  %-18s pass %4d   fail %4d   skip %4d\n' "$name" \
+			"${CHECK_PASS[$name]}" "${CHECK_FAIL[$name]}" "${CHECK_SKIP[$name]}"
+		tp=$((tp + CHECK_PASS[$name])) tf=$((tf + CHECK_FAIL[$name]))
+		ts=$((ts + CHECK_SKIP[$name]))
+	done
+	((ts == 0)) || echo "  ($ts skipped)"
+	echo "$tp passed, $tf failed"
+	((tf == 0 && tp > 0))
+}
+
+# test_in_vm: boot once, run harness/checks/guest-run, count its results
+# and the kernel log.
+test_in_vm() {
+	local scratch vmrc=0 check name
+	lock_cache shared           # let others boot, not rebuild, meanwhile
+	scratch=$(scratch_new)
+	scratch_cmd "$scratch" run "$HARNESS_DIR/checks/guest-run"
+	log "test: running the checks in the VM (timeout ${UE_TEST_TIMEOUT}s)"
+	vm_boot "$scratch" run "$UE_TEST_TIMEOUT" || vmrc=$?
+
+	echo
+	echo "=== Results (run directory: $scratch) ==="
+	if ((vmrc)); then
+		printf '  FAIL vm: the test VM did not complete (status %d)\n' "$vmrc"
+		record vm 0 1 0
+	fi
+	for check in "$HARNESS_DIR"/checks/guest/*.sh; do
+		name=$(basename "$check" .sh)
+		check_tap "${name#[0-9][0-9]-}" "$scratch/checks/$name.tap"
+	done
+	check_kernel_log "$scratch"
+}
+
+cmd_test() {
+	local t0 built=1
+	t0=$(now)
+	once cmd_deps
+	cmd_series "$SERIES_OUT"
+	# A failed build is one failure; the patches are still checked.  The
+	# build runs as its own process so that "set -e" holds inside it.
+	if ! UE_LOCK_HELD=1 "$HARNESS_DIR/ue" build; then
+		echo "  FAIL build: see the errors above and $BUILD_LOG"
+		record build 0 1 0
+		built=0
+	fi
+	((built == 0)) || test_in_vm
+	check_checkpatch "$SERIES_OUT"
+	log "test: done in $(($(now) - t0))s"
+	test_summary
+}
