@@ -155,6 +155,29 @@ check_checkpatch() {
 	[[ -v CHECK_PASS[checkpatch] ]] || record checkpatch 0 1 0
 }
 
+# --- Compiler and sparse warnings ---------------------------------------------
+
+# The series' C files in the kernel, checked with W=1 and sparse.
+WARN_CHECK_OBJS=(kernel/trace/trace_events_user)
+
+# check_warnings: no W=1 or sparse warning in our kernel files.  W=1 builds
+# the .s (not the .o), and C=2 runs sparse on the existing .o, so neither
+# makes the next incremental build recompile anything.
+check_warnings() {
+	local obj out
+	for obj in "${WARN_CHECK_OBJS[@]}"; do
+		out=$(make -C "$TREE" ARCH=$KARCH O="$BUILD_DIR" -s W=1 "$obj.s" 2>&1 &&
+			make -C "$TREE" ARCH=$KARCH O="$BUILD_DIR" -s C=2 "$obj.o" 2>&1)
+		if [[ $? == 0 ]] && ! grep -q -E 'warning:|error:' <<<"$out"; then
+			record warnings 1 0 0
+		else
+			printf '  FAIL warnings: %s.c (W=1, sparse)\n' "$obj"
+			printf '%s\n' "$out" | sed 's/^/       | /'
+			record warnings 0 1 0
+		fi
+	done
+}
+
 # --- Main -----------------------------------------------------------------
 
 # test_summary: per-check table, then the final count line.
@@ -208,7 +231,10 @@ cmd_test() {
 		record build 0 1 0
 		built=0
 	fi
-	((built == 0)) || test_in_vm
+	if ((built)); then
+		check_warnings
+		test_in_vm
+	fi
 	check_checkpatch "$SERIES_OUT"
 	log "test: done in $(($(now) - t0))s"
 	test_summary
