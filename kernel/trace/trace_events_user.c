@@ -883,20 +883,18 @@ static void user_event_perf(void *data, struct user_event *user,
 
 /*
  * Hand the payload in @iter to every consumer attached to @user.  Each
- * copies it straight from user space into its own buffer.
+ * copies it straight from user space into its own buffer, with page faults
+ * disabled.  If a page of the payload was not present and nobody recorded
+ * the event, fault the payload in, where sleeping is allowed, and retry.
  */
 static int user_event_emit(struct user_event *user, struct iov_iter *iter)
 {
 	struct user_event_write result;
 	struct tracepoint_func *probe;
 	struct iov_iter copy;
-	int tries = 0;
+	int tries;
 
-	do {
-		/* Fault the payload in while we still may sleep */
-		if (fault_in_iov_iter_readable(iter, iov_iter_count(iter)))
-			return -EFAULT;
-
+	for (tries = 0; ; tries++) {
 		memset(&result, 0, sizeof(result));
 		rcu_read_lock_sched_notrace();
 		probe = rcu_dereference_sched(user->tracepoint.funcs);
@@ -909,10 +907,13 @@ static int user_event_emit(struct user_event *user, struct iov_iter *iter)
 
 		if (unlikely(result.invalid))
 			return -EFAULT;
-		/* Retry only if nobody has the event yet: no duplicates */
-	} while (unlikely(result.faulted) && !result.recorded && ++tries < 3);
-
-	return result.faulted && !result.recorded ? -EFAULT : 0;
+		/* A retry after a partial success would record duplicates */
+		if (likely(!result.faulted) || result.recorded)
+			return 0;
+		if (tries == 3 ||
+		    fault_in_iov_iter_readable(iter, iov_iter_count(iter)))
+			return -EFAULT;
+	}
 }
 
 static ssize_t user_events_write_iter(struct kiocb *kiocb,
