@@ -21,6 +21,7 @@
  */
 
 #include <linux/bitops.h>
+#include <linux/cred.h>
 #include <linux/ctype.h>
 #include <linux/hashtable.h>
 #include <linux/init.h>
@@ -155,6 +156,12 @@ typedef void (*user_event_probe_t)(void *data, struct user_event *user,
 				   struct user_event_write *result);
 
 static DEFINE_HASHTABLE(user_event_names, 9);
+/*
+ * The kernel's credentials: a program the admin let open user_events_data
+ * may lack the right to search tracefs' events directory, yet its events
+ * need their directories there.
+ */
+static const struct cred *user_event_creds;
 /* Events by status index; protected by event_mutex */
 static struct user_event *user_event_by_index[USER_EVENTS_MAX_STATUS];
 static u8 *user_event_status_page;
@@ -1183,6 +1190,7 @@ static int user_event_alloc_index(void)
 static int user_event_create(struct user_event_def *def, int index,
 			     struct user_event **out)
 {
+	const struct cred *old_cred;
 	struct trace_event_call *call;
 	struct user_event *user;
 	int ret;
@@ -1231,7 +1239,9 @@ static int user_event_create(struct user_event_def *def, int index,
 		goto free;
 	}
 
+	old_cred = override_creds(user_event_creds);
 	ret = trace_add_event_call(call);
+	revert_creds(old_cred);
 	if (ret) {
 		unregister_trace_event(&call->event);
 		goto free;
@@ -1694,6 +1704,10 @@ static const struct file_operations user_status_fops = {
 static int __init trace_events_user_init(void)
 {
 	int ret;
+
+	user_event_creds = prepare_kernel_cred(NULL);
+	if (!user_event_creds)
+		return -ENOMEM;
 
 	user_event_status_page = (u8 *)get_zeroed_page(GFP_KERNEL);
 	if (!user_event_status_page)
