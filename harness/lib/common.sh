@@ -33,9 +33,10 @@ SRC_TOPDIR=linux-source-6.1          # what the tarball unpacks to
 KARCH=x86_64
 JOBS=${UE_JOBS:-$(nproc)}
 
-# The one identity used as git author/committer and in Signed-off-by.
-UE_IDENT_NAME="user_events project"
-UE_IDENT_EMAIL="user-events@localhost"
+# The one identity used as git author/committer and in Signed-off-by.  A
+# real submission sets the sender's own (see README: sending the series).
+UE_IDENT_NAME=${UE_IDENT_NAME:-user_events project}
+UE_IDENT_EMAIL=${UE_IDENT_EMAIL:-user-events@localhost}
 export GIT_AUTHOR_NAME=$UE_IDENT_NAME GIT_AUTHOR_EMAIL=$UE_IDENT_EMAIL
 export GIT_COMMITTER_NAME=$UE_IDENT_NAME GIT_COMMITTER_EMAIL=$UE_IDENT_EMAIL
 

@@ -2,17 +2,127 @@
 # harness/ue series [OUTDIR]: the series as mail-ready patches.
 #
 # git format-patch --cover-letter of base..series, with the cover letter's
-# subject and blurb taken from harness/series/cover-letter.txt.
+# subject and blurb taken from harness/series/cover-letter.txt.  In the
+# blurb, @BASE@ becomes the Debian package the series applies to, a line
+# @TEST_RESULTS@ the results "harness/ue test" recorded for this exact
+# series (one block per kernel flavour tested, see test_result_save), and
+# a line @BUILD_EACH@ the result of "harness/ue build-each" for it.
 
 COVER_TEMPLATE=$HARNESS_DIR/series/cover-letter.txt
+# test_result_file [FLAVOUR]: where "harness/ue test" records its result.
+test_result_file() {
+	printf '%s/last-test-result%s\n' "$UE_CACHE" "${1:+-$1}"
+}
+
+# --- Test results --------------------------------------------------------------
+
+# test_result_save SECONDS: record the counts of this "harness/ue test" run
+# (CHECK_* of harness/lib/test.sh) with what they were measured on.
+test_result_save() {
+	local file tmp name tp=0 tf=0 ts=0
+	file=$(test_result_file "$UE_FLAVOUR")
+	tmp=$(mktemp "$file.XXXXXX")
+	{
+		printf 'Series-Tree: %s\n' "$(tgit rev-parse 'series^{tree}')"
+		printf 'Date: %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
+		printf 'Kernel: %s\n' "$(cat "$BUILD_DIR/include/config/kernel.release" 2>/dev/null || echo unknown)"
+		printf 'Flavour: %s\n' "${UE_FLAVOUR:-default}"
+		printf 'Duration: %ss\n' "$1"
+		echo
+		for name in "${CHECK_ORDER[@]}"; do
+			printf '  %-12s pass %3d  fail %3d  skip %3d\n' "$name" \
+				"${CHECK_PASS[$name]}" "${CHECK_FAIL[$name]}" "${CHECK_SKIP[$name]}"
+			tp=$((tp + CHECK_PASS[$name])) tf=$((tf + CHECK_FAIL[$name]))
+			ts=$((ts + CHECK_SKIP[$name]))
+		done
+		printf '  %d passed, %d failed%s\n' "$tp" "$tf" "$( ((ts == 0)) || echo ", $ts skipped")"
+	} > "$tmp"
+	mv "$tmp" "$file"
+}
+
+# test_result_field FILE NAME: a header field of a recorded result.
+test_result_field() {
+	sed -n "/^\$/q; s/^$2: //p" "$1"
+}
+
+# test_results_text: the recorded results that belong to the current series,
+# for the cover letter; a note (and a warning) when there is none.
+test_results_text() {
+	local tree f flavour desc n=0
+	tree=$(tgit rev-parse 'series^{tree}')
+	for f in "$UE_CACHE"/last-test-result "$UE_CACHE"/last-test-result-*; do
+		[[ -f $f && $(basename "$f") != *.* ]] || continue    # not a temporary file
+		if [[ $(test_result_field "$f" Series-Tree) != "$tree" ]]; then
+			warn "series: $(basename "$f") is for another version of the series: not in the cover letter"
+			continue
+		fi
+		flavour=$(test_result_field "$f" Flavour)
+		case $flavour in
+		default) desc="Test configuration" ;;
+		debug) desc="Test configuration with KASAN, UBSAN, lockdep and kmemleak" ;;
+		*) desc="Test configuration with the $flavour options" ;;
+		esac
+		((n == 0)) || echo
+		printf '%s\n(kernel %s, x86_64, %s):\n\n' "$desc" \
+			"$(test_result_field "$f" Kernel)" "$(test_result_field "$f" Date | cut -d' ' -f1)"
+		sed '1,/^$/d' "$f"
+		n=$((n + 1))
+	done
+	if ((n == 0)); then
+		warn "series: no 'harness/ue test' result for this series yet: the cover letter says so"
+		echo "[No harness/ue test result is recorded for this version of the series.]"
+	fi
+}
+
+# build_each_text: the result of "harness/ue build-each" ($BE_RESULT,
+# harness/lib/buildeach.sh) when it is for the current series; nothing
+# (and a warning) otherwise.
+build_each_text() {
+	if [[ ! -f $BE_RESULT ]]; then
+		warn "series: no 'harness/ue build-each' result: not in the cover letter"
+		return 0
+	fi
+	if [[ $(test_result_field "$BE_RESULT" Series-Tree) != "$(tgit rev-parse 'series^{tree}')" ]]; then
+		warn "series: the 'harness/ue build-each' result is for another version of the series: not in the cover letter"
+		return 0
+	fi
+	printf 'Each patch built on its own (harness/ue build-each, %s), with\n' \
+		"$(test_result_field "$BE_RESULT" Date | cut -d' ' -f1)"
+	printf 'the test configuration plus COMPILE_TEST, which USER_EVENTS needs\n'
+	printf 'until the last patch; the sample and the selftests are built from\n'
+	printf 'the first patch that changes them on:\n\n'
+	sed '1,/^$/d' "$BE_RESULT"
+}
+
+# --- Cover letter ---------------------------------------------------------------
 
 # cover_fill LETTER: put the template's subject and text into LETTER.
 cover_fill() {
-	local letter=$1 subject blurb
+	local letter=$1 subject blurb results each
 	subject=$(sed -n '/^$/q; s/^Subject:[[:space:]]*//p' "$COVER_TEMPLATE")
 	[[ -n $subject ]] || die "$COVER_TEMPLATE: no Subject: line"
-	blurb=$(mktemp)
-	sed '1,/^$/d' "$COVER_TEMPLATE" > "$blurb"
+	blurb=$(mktemp) results=$(mktemp) each=$(mktemp)
+	test_results_text > "$results"
+	build_each_text > "$each"
+	# A placeholder line whose text is empty goes, with the blank line
+	# before it.
+	sed '1,/^$/d; s/@BASE@/Debian'"'"'s '"$SRC_PKG $(tree_version)"'/g' "$COVER_TEMPLATE" |
+		awk -v resultsfile="$results" -v eachfile="$each" '
+			function flush() { if (held) print ""; held = 0 }
+			function insert(file,   l, n) {
+				while ((getline l < file) > 0) {
+					if (n++ == 0) flush()
+					print l
+				}
+				close(file)
+				held = 0
+			}
+			/^@TEST_RESULTS@$/ { insert(resultsfile); next }
+			/^@BUILD_EACH@$/ { insert(eachfile); next }
+			/^$/ { flush(); held = 1; next }
+			{ flush(); print }
+			END { flush() }
+		' > "$blurb"
 	awk -v subject="$subject" -v blurbfile="$blurb" '
 		/\*\*\* SUBJECT HERE \*\*\*/ { sub(/\*\*\* SUBJECT HERE \*\*\*/, subject) }
 		/^\*\*\* BLURB HERE \*\*\*$/ {
@@ -22,7 +132,7 @@ cover_fill() {
 		{ print }
 	' "$letter" > "$letter.tmp"
 	mv "$letter.tmp" "$letter"
-	rm -f "$blurb"
+	rm -f "$blurb" "$results" "$each"
 }
 
 cmd_series() {

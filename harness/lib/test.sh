@@ -224,6 +224,8 @@ cmd_test() {
 	t0=$(now)
 	once cmd_deps
 	cmd_series "$SERIES_OUT"
+	check_git_am "$SERIES_OUT"
+	check_htmldocs
 	# A failed build is one failure; the patches are still checked.  The
 	# build runs as its own process so that "set -e" holds inside it.
 	if ! UE_LOCK_HELD=1 "$HARNESS_DIR/ue" build; then
@@ -237,5 +239,8 @@ cmd_test() {
 	fi
 	check_checkpatch "$SERIES_OUT"
 	log "test: done in $(($(now) - t0))s"
+	# Recorded for the cover letter, which is rewritten with it.
+	test_result_save "$(($(now) - t0))"
+	cmd_series "$SERIES_OUT"
 	test_summary
 }

@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/user_events.h>
@@ -48,11 +49,14 @@ static inline const char *ue_root(void)
 	return root;
 }
 
-/* Full path of a tracefs file, in a buffer that lives until the next call */
+/*
+ * Full path of a tracefs file, in a buffer that lives until the next call
+ * (the buffers are per thread: threaded tests use the helpers at once)
+ */
 static inline const char *ue_path(const char *rel)
 {
-	static char path[4][512];
-	static int slot;
+	static __thread char path[4][512];
+	static __thread int slot;
 	char *buf = path[slot++ & 3];
 
 	snprintf(buf, sizeof(path[0]), "%s/%s", ue_root(), rel);
@@ -198,8 +202,8 @@ static inline void ue_put(struct ue_payload *p, const void *field, size_t size)
 static inline const char *ue_event_file(const char *instance, const char *name,
 					const char *file)
 {
-	static char rel[4][384];
-	static int slot;
+	static __thread char rel[4][384];
+	static __thread int slot;
 	char *buf = rel[slot++ & 3];
 
 	if (instance)
@@ -528,6 +532,136 @@ out:
 	free(text);
 
 	return ret;
+}
+
+/*
+ * Helpers of the hardening tests (stress, fuzz, permissions, limits and
+ * races).
+ */
+
+/*
+ * A "# " line of the test's report on stdout, flushed at once: the test
+ * processes of the harness end with _exit(), which drops buffered output.
+ */
+#define ue_msg(fmt, ...) do {						\
+	ksft_print_msg(fmt, ##__VA_ARGS__);				\
+	fflush(stdout);							\
+} while (0)
+
+/* Integer value of environment variable @name; @def when unset or bad */
+static inline long ue_env_long(const char *name, long def)
+{
+	const char *text = getenv(name);
+	char *end;
+	long val;
+
+	if (!text || !*text)
+		return def;
+	errno = 0;
+	val = strtol(text, &end, 0);
+	if (errno || *end)
+		return def;
+
+	return val;
+}
+
+/* Milliseconds of CLOCK_MONOTONIC */
+static inline long long ue_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Remove trace instance @name (which disables its events); 0 or errno */
+static inline int ue_instance_remove(const char *name)
+{
+	char rel[256];
+
+	snprintf(rel, sizeof(rel), "instances/%s", name);
+	if (rmdir(ue_path(rel)) && errno != ENOENT)
+		return errno;
+
+	return 0;
+}
+
+/* Create trace instance @name, removing a leftover of it first */
+static inline int ue_instance_create(const char *name)
+{
+	char rel[256];
+	int ret = ue_instance_remove(name);
+
+	if (ret)
+		return ret;
+	snprintf(rel, sizeof(rel), "instances/%s", name);
+	if (mkdir(ue_path(rel), 0750))
+		return errno;
+
+	return 0;
+}
+
+/* Set buffer_size_kb (per CPU) of @instance, or of the top level */
+static inline int ue_set_buffer_kb(const char *instance, unsigned int kb)
+{
+	char rel[256], text[32];
+
+	if (instance)
+		snprintf(rel, sizeof(rel), "instances/%s/buffer_size_kb",
+			 instance);
+	else
+		snprintf(rel, sizeof(rel), "buffer_size_kb");
+	snprintf(text, sizeof(text), "%u\n", kb);
+
+	return ue_write_file(rel, text, O_TRUNC);
+}
+
+/* Records of event @name in the trace of @instance; -1 (errno) on error */
+static inline int ue_trace_count(const char *instance, const char *name)
+{
+	char *text = ue_trace_collect(instance, name);
+	int count = 0;
+	char *p;
+
+	if (!text)
+		return -1;
+	for (p = text; *p; p++)
+		count += *p == '\n';
+	free(text);
+
+	return count;
+}
+
+/*
+ * Set @used[i] (UE_PAGE_SIZE bytes, cleared first) for the status index i
+ * of every user event that user_events_status lists.  Returns the number of
+ * events listed, or -errno.
+ */
+static inline int ue_status_indexes(__u8 *used)
+{
+	char *text = ue_read_file("user_events_status");
+	char *line, *next;
+	int count = 0;
+
+	if (!text)
+		return -errno;
+	memset(used, 0, UE_PAGE_SIZE);
+	for (line = text; *line; line = next) {
+		unsigned int index;
+		char colon;
+
+		next = strchr(line, '\n');
+		next = next ? next + 1 : line + strlen(line);
+		if (sscanf(line, "%u%c", &index, &colon) != 2 || colon != ':')
+			continue;
+		if (index < UE_PAGE_SIZE)
+			used[index] = 1;
+		count++;
+	}
+	free(text);
+
+	return count;
 }
 
 #endif /* _USER_EVENTS_SELFTESTS_H */

@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Limits of user_events that reg_test does not reach:
+ *
+ * - every status byte in use, then every event deleted: as many events
+ *   register again, through dynamic_events this time, and get the same
+ *   bytes (no status byte leaked by registration, writes or deletion);
+ * - thousands of write indexes on one fd: each index writes its own event
+ *   (checked on a sample of enabled events), and a second fd registering
+ *   the same events in reverse order numbers them its own way;
+ * - closing fds that hold hundreds or thousands of references (close, a
+ *   dup()ed fd, process exit, events enabled meanwhile): afterwards every
+ *   event can be deleted;
+ * - the maximum payload carrying dynamic data up to its last byte, or
+ *   fixed fields that fill it; the dynamic_events line length limit.
+ */
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/perf_event.h>
+
+#include "user_events_selftests.h"
+
+#define PREFIX		"ue_lim_"
+#define INSTANCE	"ue_lim_inst"
+#define MAX_EVENTS	4095
+#define MAX_PAYLOAD	4048
+/* Every SAMPLE-th event (and the last) is enabled to check the writes */
+#define SAMPLE		97
+#define REFS		300
+#define COMMON_SIZE	8	/* common fields in front of the payload */
+#define RING_PAGES	4	/* perf ring buffer data pages */
+
+FIXTURE(lim) {
+	int fd;
+	int fd2;
+	int perf_fd[2];
+	void *ring[2];
+	int status_fd;
+	__u8 *status;
+	int active0;
+};
+
+FIXTURE_SETUP(lim)
+{
+	int busy, max;
+
+	self->fd = -1;
+	self->fd2 = -1;
+	self->perf_fd[0] = -1;
+	self->perf_fd[1] = -1;
+	self->status_fd = -1;
+	UE_SKIP_IF_UNAVAILABLE();
+
+	ue_instance_remove(INSTANCE);
+	ue_cleanup_events(PREFIX);
+	ASSERT_EQ(0, ue_status_counts(&self->active0, &busy, &max));
+	self->status_fd = ue_open_status();
+	ASSERT_NE(-1, self->status_fd);
+	self->status = ue_map_status(self->status_fd);
+	ASSERT_NE(MAP_FAILED, self->status);
+	self->fd = ue_open_data();
+	ASSERT_NE(-1, self->fd);
+}
+
+FIXTURE_TEARDOWN(lim)
+{
+	int active, busy, max, k;
+
+	for (k = 0; k < 2; k++) {
+		if (self->perf_fd[k] == -1)
+			continue;
+		munmap(self->ring[k], (1 + RING_PAGES) * UE_PAGE_SIZE);
+		close(self->perf_fd[k]);
+	}
+	if (self->fd != -1)
+		close(self->fd);
+	if (self->fd2 != -1)
+		close(self->fd2);
+	if (self->status && self->status != MAP_FAILED)
+		munmap(self->status, UE_PAGE_SIZE);
+	if (self->status_fd != -1)
+		close(self->status_fd);
+	ue_instance_remove(INSTANCE);
+	ue_cleanup_events(PREFIX);
+
+	if (!ue_status_counts(&active, &busy, &max) && active != self->active0) {
+		TH_LOG("Active is %d after the test, was %d", active,
+		       self->active0);
+		_metadata->passed = 0;
+	}
+}
+
+static const char *name_of(const char *kind, int i)
+{
+	static char names[4][64];
+	static int slot;
+	char *buf = names[slot++ & 3];
+
+	snprintf(buf, sizeof(names[0]), PREFIX "%s%d", kind, i);
+
+	return buf;
+}
+
+/* Lines of the instance's trace that are records */
+static int instance_records(void)
+{
+	char *text = ue_read_file("instances/" INSTANCE "/trace");
+	char *line;
+	int count = 0;
+
+	if (!text)
+		return -1;
+	for (line = text; line && *line; line = strchr(line, '\n')) {
+		if (*line == '\n')
+			line++;
+		if (*line && *line != '#')
+			count++;
+	}
+	free(text);
+
+	return count;
+}
+
+static bool sampled(int i, int n)
+{
+	return i % SAMPLE == 0 || i == n - 1;
+}
+
+TEST_F_TIMEOUT(lim, fill_delete_refill, 900)
+{
+	static __u32 status_of[MAX_EVENTS];
+	static __u8 first[UE_PAGE_SIZE], before[UE_PAGE_SIZE],
+		    after[UE_PAGE_SIZE];
+	int free_bytes, i, n, ret, active, busy, max, records, want;
+	struct user_reg reg;
+	char cmd[96], want_text[64];
+	long long t0, t1;
+	char *text;
+	__u32 v;
+
+	free_bytes = MAX_EVENTS - self->active0;
+	ASSERT_LE(0, ue_status_indexes(before));
+	ue_msg("%d events exist, %d status bytes free\n",
+	       self->active0, free_bytes);
+
+	/* Round 1: fill every free status byte through one fd */
+	t0 = ue_now_ms();
+	for (n = 0; ; n++) {
+		snprintf(cmd, sizeof(cmd), "%s u32 v", name_of("n", n));
+		ret = ue_reg(self->fd, cmd, &reg);
+		if (ret)
+			break;
+		ASSERT_EQ(n, reg.write_index);
+		ASSERT_EQ(0, first[reg.status_index]);
+		ASSERT_EQ(0, before[reg.status_index]);
+		first[reg.status_index] = 1;
+		status_of[n] = reg.status_index;
+	}
+	ASSERT_TRUE(ret == ENOMEM || ret == EMFILE) {
+		TH_LOG("registration %d failed with %s", n, strerror(ret));
+	}
+	ASSERT_EQ(free_bytes, n);
+	t1 = ue_now_ms();
+	ue_msg("round 1: %d events registered on one fd in %lld ms, the next one: %s\n",
+	       n, t1 - t0, strerror(ret));
+
+	/* A second fd numbers the same events its own way */
+	self->fd2 = ue_open_data();
+	ASSERT_NE(-1, self->fd2);
+	for (i = 0; i < n; i++) {
+		snprintf(cmd, sizeof(cmd), "%s u32 v", name_of("n", n - 1 - i));
+		ASSERT_EQ(0, ue_reg(self->fd2, cmd, &reg));
+		ASSERT_EQ(i, reg.write_index);
+		ASSERT_EQ(status_of[n - 1 - i], reg.status_index);
+	}
+
+	/* Nothing attached: every index of both fds takes a write */
+	for (i = 0; i < n; i++) {
+		v = i;
+		ASSERT_EQ(8, ue_emit(self->fd, i, &v, sizeof(v)));
+		ASSERT_EQ(8, ue_emit(self->fd2, i, &v, sizeof(v)));
+	}
+	ASSERT_EQ(-ENOENT, ue_emit(self->fd, n, &v, sizeof(v)));
+	ASSERT_EQ(-ENOENT, ue_emit(self->fd2, n, &v, sizeof(v)));
+
+	/* A sample enabled: each index wrote its own event and no other */
+	ASSERT_EQ(0, ue_instance_create(INSTANCE));
+	for (i = 0, want = 0; i < n; i++) {
+		if (!sampled(i, n))
+			continue;
+		ASSERT_EQ(0, ue_enable(INSTANCE, name_of("n", i), true));
+		ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[status_of[i]]);
+		want += 2;
+	}
+	for (i = 0; i < n; i++) {
+		v = i;
+		ASSERT_EQ(8, ue_emit(self->fd, i, &v, sizeof(v)));
+	}
+	for (i = 0; i < n; i++) {
+		v = 100000 + i;
+		ASSERT_EQ(8, ue_emit(self->fd2, i, &v, sizeof(v)));
+	}
+	for (i = 0; i < n; i++) {
+		if (!sampled(i, n))
+			continue;
+		text = ue_trace_collect(INSTANCE, name_of("n", i));
+		ASSERT_NE(NULL, text);
+		snprintf(want_text, sizeof(want_text), "v=%d\nv=%d\n", i,
+			 100000 + n - 1 - i);
+		ASSERT_STREQ(want_text, text);
+		free(text);
+	}
+	records = instance_records();
+	ASSERT_EQ(want, records);
+	ue_msg("wrote all %d indexes of both fds: %d records of %d enabled events\n",
+	       n, records, want / 2);
+	ASSERT_EQ(0, ue_instance_remove(INSTANCE));
+
+	/* Closing one of the fds leaves the events held by the other */
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(EBUSY, ue_del(name_of("n", 0)));
+	ASSERT_EQ(EBUSY, ue_del(name_of("n", n - 1)));
+	v = 7;
+	ASSERT_EQ(8, ue_emit(self->fd2, n - 1, &v, sizeof(v)));
+
+	/* Closing the other lets every event go */
+	t0 = ue_now_ms();
+	close(self->fd2);
+	self->fd2 = -1;
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, ue_del(name_of("n", i))) {
+			TH_LOG("event %d of %d still referenced", i, n);
+		}
+		ASSERT_EQ(0, self->status[status_of[i]]);
+	}
+	ASSERT_EQ(0, ue_status_counts(&active, &busy, &max));
+	ASSERT_EQ(self->active0, active);
+	t1 = ue_now_ms();
+	ue_msg("closed both fds, deleted all %d events in %lld ms\n",
+	       n, t1 - t0);
+
+	/* Round 2: as many again, through dynamic_events, same bytes */
+	t0 = ue_now_ms();
+	for (i = 0; i < n; i++) {
+		snprintf(cmd, sizeof(cmd), "u:%s u32 v", name_of("m", i));
+		ASSERT_EQ(0, ue_dyn(cmd)) {
+			TH_LOG("dynamic_events creation %d of %d failed", i, n);
+		}
+	}
+	snprintf(cmd, sizeof(cmd), "u:%s u32 v", name_of("m", n));
+	ret = ue_dyn(cmd);
+	ASSERT_TRUE(ret == ENOMEM || ret == EMFILE) {
+		TH_LOG("creation past the limit: %s", strerror(ret));
+	}
+	ASSERT_EQ(MAX_EVENTS, ue_status_indexes(after));
+	for (i = 1; i < UE_PAGE_SIZE; i++) {
+		ASSERT_EQ(before[i] || first[i], after[i]) {
+			TH_LOG("status byte %d: used before %d, in round 1 %d, in round 2 %d",
+			       i, before[i], first[i], after[i]);
+		}
+	}
+	t1 = ue_now_ms();
+	ue_msg("round 2: %d events created by dynamic_events in %lld ms, same bytes\n",
+	       n, t1 - t0);
+	for (i = 0; i < n; i++) {
+		snprintf(cmd, sizeof(cmd), "!u:%s", name_of("m", i));
+		ASSERT_EQ(0, ue_dyn(cmd));
+	}
+	ASSERT_EQ(0, ue_status_counts(&active, &busy, &max));
+	ASSERT_EQ(self->active0, active);
+	ue_msg("deleted them again in %lld ms\n", ue_now_ms() - t1);
+}
+
+/* Register REFS events on @fd; 0 or the failing errno */
+static int reg_many(int fd, const char *kind, int step)
+{
+	struct user_reg reg;
+	char cmd[96];
+	int i, ret;
+
+	for (i = 0; i < REFS; i += step) {
+		snprintf(cmd, sizeof(cmd), "%s u32 v", name_of(kind, i));
+		ret = ue_reg(fd, cmd, &reg);
+		if (ret)
+			return ret;
+	}
+
+	return 0;
+}
+
+TEST_F_TIMEOUT(lim, close_with_many_refs, 600)
+{
+	int i, dupfd, status, ret;
+	__u32 v = 1;
+	pid_t pid;
+
+	/* A dup()ed fd is the same file: the references stay with it */
+	ASSERT_EQ(0, reg_many(self->fd, "a", 1));
+	dupfd = dup(self->fd);
+	ASSERT_NE(-1, dupfd);
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(EBUSY, ue_del(name_of("a", 0)));
+	ASSERT_EQ(EBUSY, ue_del(name_of("a", REFS - 1)));
+	ASSERT_EQ(8, ue_emit(dupfd, REFS - 1, &v, sizeof(v)));
+	close(dupfd);
+	for (i = 0; i < REFS; i++)
+		ASSERT_EQ(0, ue_del(name_of("a", i)));
+	ue_msg("%d references of a dup()ed fd: released by the last close\n",
+	       REFS);
+
+	/* A process that exits with three fds holding references */
+	pid = fork();
+	ASSERT_NE(-1, pid);
+	if (pid == 0) {
+		int fds[3], k;
+
+		for (k = 0; k < 3; k++) {
+			fds[k] = ue_open_data();
+			if (fds[k] == -1 || reg_many(fds[k], "b", k + 1))
+				_exit(1);
+		}
+		/* Exit without closing */
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	for (i = 0; i < REFS; i++)
+		ASSERT_EQ(0, ue_del(name_of("b", i)));
+	ue_msg("%d events held by 3 fds of an exited process: all deletable\n",
+	       REFS);
+
+	/* Closed while some of its events are enabled: those stay busy */
+	self->fd = ue_open_data();
+	ASSERT_NE(-1, self->fd);
+	ASSERT_EQ(0, reg_many(self->fd, "c", 1));
+	for (i = 0; i < REFS; i += 50)
+		ASSERT_EQ(0, ue_enable(NULL, name_of("c", i), true));
+	close(self->fd);
+	self->fd = -1;
+	for (i = 0; i < REFS; i++) {
+		ret = ue_del(name_of("c", i));
+		if (i % 50 == 0) {
+			ASSERT_EQ(EBUSY, ret);
+			ASSERT_EQ(0, ue_enable(NULL, name_of("c", i), false));
+			ASSERT_EQ(0, ue_del(name_of("c", i)));
+		} else {
+			ASSERT_EQ(0, ret);
+		}
+	}
+	ue_msg("%d events of a closed fd, some enabled: deletable once disabled\n",
+	       REFS);
+}
+
+/* A sampling perf event on tracepoint @id for this task, with a ring */
+static int perf_open(int id, void **ring)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.size = sizeof(attr);
+	attr.config = id;
+	attr.sample_type = PERF_SAMPLE_RAW;
+	attr.sample_period = 1;
+
+	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1,
+		     PERF_FLAG_FD_CLOEXEC);
+	if (fd == -1)
+		return -1;
+	*ring = mmap(NULL, (1 + RING_PAGES) * UE_PAGE_SIZE,
+		     PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*ring == MAP_FAILED) {
+		close(fd);
+		return -1;
+	}
+
+	return fd;
+}
+
+/*
+ * The raw data of the first sample in @ring, copied to @raw (at most @max
+ * bytes); returns its size, or -1 when there is no sample.
+ */
+static int perf_first_raw(void *ring, void *raw, size_t max)
+{
+	struct perf_event_mmap_page *page = ring;
+	const __u8 *data = (__u8 *)ring + page->data_offset;
+	__u64 size = page->data_size, head, pos;
+	struct perf_event_header hdr;
+	__u32 raw_size;
+	size_t i;
+
+	head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
+	for (pos = page->data_tail; pos < head; pos += hdr.size) {
+		for (i = 0; i < sizeof(hdr); i++)
+			((__u8 *)&hdr)[i] = data[(pos + i) % size];
+		if (!hdr.size)
+			break;
+		if (hdr.type != PERF_RECORD_SAMPLE)
+			continue;
+		for (i = 0; i < sizeof(raw_size); i++)
+			((__u8 *)&raw_size)[i] = data[(pos + sizeof(hdr) + i) % size];
+		for (i = 0; i < raw_size && i < max; i++)
+			((__u8 *)raw)[i] = data[(pos + sizeof(hdr) + 4 + i) % size];
+		return raw_size;
+	}
+
+	return -1;
+}
+
+/*
+ * The largest payload, its dynamic data reaching the last byte: recorded
+ * whole (checked byte for byte in a perf sample, and once in ftrace); one
+ * byte further is refused.
+ */
+TEST_F(lim, max_payload_dynamic_data)
+{
+	struct {
+		__u32 idx;
+		__u32 n;
+		__u32 loc;
+		char data[MAX_PAYLOAD];
+	} buf;
+	static __u8 raw[COMMON_SIZE + MAX_PAYLOAD + 64];
+	const size_t fixed = 8, room = MAX_PAYLOAD - fixed;
+	const char *names[2] = { PREFIX "rel", PREFIX "dl" };
+	struct user_reg regs[2];
+	int k, size;
+	char *text;
+
+	ASSERT_EQ(0, ue_instance_create(INSTANCE));
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "rel u32 n; __rel_loc char[] s",
+			    &regs[0]));
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "dl u32 n; __data_loc unsigned char[] d",
+			    &regs[1]));
+	for (k = 0; k < 2; k++) {
+		ASSERT_EQ(0, ue_enable(INSTANCE, names[k], true));
+		self->perf_fd[k] = perf_open(ue_event_id(names[k]),
+					     &self->ring[k]);
+		ASSERT_NE(-1, self->perf_fd[k]) {
+			TH_LOG("perf_event_open: %s", strerror(errno));
+		}
+	}
+
+	/* A string filling the payload up to its last byte, NUL included */
+	memset(&buf, 0, sizeof(buf));
+	buf.idx = regs[0].write_index;
+	buf.n = 1;
+	memset(buf.data, 'x', room - 1);
+	buf.data[room - 1] = '\0';
+	buf.loc = DYN_LOC(0, room);
+	ASSERT_EQ(4 + MAX_PAYLOAD, write(self->fd, &buf, 4 + MAX_PAYLOAD));
+
+	/* Past the payload by one byte, from either end */
+	buf.loc = DYN_LOC(0, room + 1);
+	ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD));
+	ASSERT_EQ(EFAULT, errno);
+	buf.loc = DYN_LOC(1, room);
+	ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD));
+	ASSERT_EQ(EFAULT, errno);
+	/* One byte more payload, which would cover it: too big */
+	buf.loc = DYN_LOC(0, room + 1);
+	ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD + 1));
+	ASSERT_EQ(E2BIG, errno);
+
+	/* The same with __data_loc: offsets count the common fields */
+	buf.idx = regs[1].write_index;
+	buf.n = 3;
+	buf.loc = DYN_LOC(COMMON_SIZE + fixed, room);
+	ASSERT_EQ(4 + MAX_PAYLOAD, write(self->fd, &buf, 4 + MAX_PAYLOAD));
+	buf.loc = DYN_LOC(COMMON_SIZE + fixed, room + 1);
+	ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD));
+	ASSERT_EQ(EFAULT, errno);
+	buf.loc = DYN_LOC(COMMON_SIZE + fixed + 1, room);
+	ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD));
+	ASSERT_EQ(EFAULT, errno);
+	buf.loc = DYN_LOC(COMMON_SIZE - 1, room);
+	ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD));
+	ASSERT_EQ(EFAULT, errno);
+
+	for (k = 0; k < 2; k++) {
+		/* perf got the record: common fields, then the payload */
+		size = perf_first_raw(self->ring[k], raw, sizeof(raw));
+		ASSERT_LE(COMMON_SIZE + MAX_PAYLOAD, size);
+		buf.n = k ? 3 : 1;
+		buf.loc = k ? DYN_LOC(COMMON_SIZE + fixed, room) : DYN_LOC(0, room);
+		ASSERT_EQ(0, memcmp(raw + COMMON_SIZE, &buf.n, MAX_PAYLOAD)) {
+			TH_LOG("%s: the perf sample differs from the payload",
+			       names[k]);
+		}
+		munmap(self->ring[k], (1 + RING_PAGES) * UE_PAGE_SIZE);
+		close(self->perf_fd[k]);
+		self->perf_fd[k] = -1;
+
+		/*
+		 * ftrace too, once; its text is too long for a trace line
+		 * ("[LINE TOO BIG]" follows the first field)
+		 */
+		text = ue_trace_collect(INSTANCE, names[k]);
+		ASSERT_NE(NULL, text);
+		ASSERT_EQ(0, strncmp(text, k ? "n=3 d=" : "n=1 s=", 6)) {
+			TH_LOG("%s: record \"%.60s\"", names[k], text);
+		}
+		free(text);
+		ASSERT_EQ(1, ue_trace_count(INSTANCE, names[k]));
+	}
+}
+
+/* Fixed fields that take the whole payload */
+TEST_F(lim, max_fixed_fields)
+{
+	static char buf[4 + MAX_PAYLOAD + 1];
+	struct user_reg reg;
+	char *text;
+
+	ASSERT_EQ(0, ue_instance_create(INSTANCE));
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "full char[1024] a; char[1024] b; "
+			    "char[1024] c; char[976] d", &reg));
+	ASSERT_EQ(0, ue_enable(INSTANCE, PREFIX "full", true));
+	memcpy(buf, &reg.write_index, 4);
+	memset(buf + 4, 'a', 1023);
+	memset(buf + 4 + 1024, 'b', 1023);
+	memset(buf + 4 + 2048, 'c', 1023);
+	memset(buf + 4 + 3072, 'd', 975);
+
+	ASSERT_EQ(-1, write(self->fd, buf, 4 + MAX_PAYLOAD - 1));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(-1, write(self->fd, buf, 4 + MAX_PAYLOAD + 1));
+	ASSERT_EQ(E2BIG, errno);
+	ASSERT_EQ(4 + MAX_PAYLOAD, write(self->fd, buf, 4 + MAX_PAYLOAD));
+
+	text = ue_trace_collect(INSTANCE, PREFIX "full");
+	ASSERT_NE(NULL, text);
+	ASSERT_EQ(0, strncmp(text, "a=aaa", 5));
+	free(text);
+	ASSERT_EQ(1, ue_trace_count(INSTANCE, PREFIX "full"));
+}
+
+/* A dynamic_events line may be 4094 bytes long, not one more */
+TEST_F(lim, dynamic_events_line)
+{
+	char *line;
+	int len;
+
+	line = malloc(4200);
+	ASSERT_NE(NULL, line);
+	len = sprintf(line, "u:" PREFIX "line u32 a");
+	memset(line + len, ' ', 4093 - len);
+	memcpy(line + 4093, ";", 2);
+	ASSERT_EQ(4094, strlen(line));
+	ASSERT_EQ(0, ue_dyn(line));
+	ASSERT_TRUE(ue_event_exists(PREFIX "line"));
+
+	memcpy(line, "u:" PREFIX "line2 u32 a", len + 1);
+	memset(line + len + 1, ' ', 4094 - len - 1);
+	memcpy(line + 4094, ";", 2);
+	ASSERT_EQ(4095, strlen(line));
+	ASSERT_EQ(EINVAL, ue_dyn(line));
+	ASSERT_FALSE(ue_event_exists(PREFIX "line2"));
+	free(line);
+	ASSERT_EQ(0, ue_dyn("!u:" PREFIX "line"));
+}
+
+TEST_HARNESS_MAIN

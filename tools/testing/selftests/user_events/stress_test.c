@@ -1,0 +1,835 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events under concurrent load.  Two writer threads per event write
+ * three events through shared file descriptors while other threads
+ * register and delete other events (ioctl and dynamic_events), enable and
+ * disable events through their enable files and perf_event_open(), grow
+ * the write index table of the writers' fds, close and reopen
+ * user_events_data fds (and write through them), and read
+ * user_events_status.
+ *
+ * Afterwards every successful write is accounted for in the trace buffer
+ * of an instance where the written events stayed enabled (each write
+ * carries its writer and sequence number: none lost, none duplicated, none
+ * of a failed write), no write ever failed, every event can be deleted and
+ * the Active count of user_events_status is back to its start value.  A
+ * second phase toggles the events while they are written: then every
+ * record must still be a successful write, recorded once.
+ *
+ * UE_STRESS_ITERS sets the writes per writer thread of the first phase
+ * (default 3000); the other threads' iterations scale with it.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
+
+#include "user_events_selftests.h"
+
+#define PREFIX		"ue_stress_"
+#define INSTANCE	"ue_stress_inst"
+#define NR_EVENTS	3
+#define NR_WRITERS	(2 * NR_EVENTS)
+/* The thread that keeps reopening its fd also writes: writer NR_WRITERS */
+#define CYCLER		NR_WRITERS
+#define NR_IDS		(NR_WRITERS + 1)
+#define CYCLER_WRITES	6	/* per open fd */
+#define NR_CHURN	8	/* churn events c0..c7 (ioctl), d0..d7 (dyn) */
+#define MAX_ERRORS	16
+#define DEFAULT_ITERS	3000
+/* Writers may run this far ahead of the other threads' progress */
+#define WRITE_AHEAD	16
+
+enum { T_REGDEL, T_ENABLE, T_PERF, T_GROW, T_CYCLE, T_STATUS, NR_CHURNERS };
+
+static const char * const churner_names[NR_CHURNERS] = {
+	"register/delete", "enable/disable", "perf open/close",
+	"index table growth", "fd close/reopen", "status reader",
+};
+
+/* What a writer puts after the write index; no padding */
+struct record {
+	__u32 idx;
+	__u32 writer;
+	__u32 seq;
+	__u32 phase;
+};
+
+struct stress {
+	/* fds[k] is shared by the two writers of event k; index 0 is it */
+	int fds[NR_EVENTS];
+	__u32 status_index[NR_EVENTS];
+	int event_id[NR_EVENTS];
+	const __u8 *status;
+	int ncpus;
+	int phase;
+	int stop;
+	int active0;
+
+	/* Pacing: writers follow the progress of the other threads */
+	long done;
+	long total;
+	unsigned int writes[NR_IDS];	/* writes to do (cycler: maximum) */
+	unsigned int grow;		/* events the grow thread adds */
+	unsigned int iters[NR_CHURNERS];
+
+	/* ok[w][seq]: that write returned success */
+	__u8 *ok[NR_IDS];
+	unsigned int ok_size[NR_IDS];
+	unsigned int nok[NR_IDS];
+	unsigned int cycler_seq;
+
+	/* Per-thread counters for the report */
+	long count[NR_CHURNERS][4];
+
+	pthread_t threads[NR_WRITERS + NR_CHURNERS];
+	int nthreads;
+
+	pthread_mutex_t lock;
+	int nerrors;
+	char errors[MAX_ERRORS][256];
+};
+
+struct writer_arg {
+	struct stress *s;
+	int id;
+};
+
+static void fail(struct stress *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->nerrors < MAX_ERRORS) {
+		va_start(ap, fmt);
+		vsnprintf(s->errors[s->nerrors], sizeof(s->errors[0]), fmt, ap);
+		va_end(ap);
+	}
+	s->nerrors++;
+	pthread_mutex_unlock(&s->lock);
+}
+
+static int stopped(struct stress *s)
+{
+	return __atomic_load_n(&s->stop, __ATOMIC_ACQUIRE);
+}
+
+static void progress(struct stress *s)
+{
+	__atomic_add_fetch(&s->done, 1, __ATOMIC_RELEASE);
+}
+
+static const char * const event_names[NR_EVENTS] = {
+	PREFIX "e0", PREFIX "e1", PREFIX "e2",
+};
+
+static const char *event_name(int k)
+{
+	return event_names[k];
+}
+
+static int perf_open_tp(int id, int cpu)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.size = sizeof(attr);
+	attr.config = id;
+	attr.sample_period = 1;
+	attr.sample_type = PERF_SAMPLE_RAW;
+
+	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Write record @seq of writer @id for event @k on @fd at index @idx */
+static void write_record(struct stress *s, int fd, __u32 idx, int id,
+			 unsigned int seq)
+{
+	struct record rec = {
+		.idx = idx, .writer = id, .seq = seq, .phase = s->phase,
+	};
+	struct iovec io[2] = {
+		{ .iov_base = &rec, .iov_len = sizeof(__u32) },
+		{ .iov_base = &rec.writer, .iov_len = sizeof(rec) - sizeof(__u32) },
+	};
+	ssize_t ret;
+
+	/* Alternate write() and writev() with the index in its own iovec */
+	if (seq & 1)
+		ret = writev(fd, io, 2);
+	else
+		ret = write(fd, &rec, sizeof(rec));
+	if (ret == sizeof(rec)) {
+		s->ok[id][seq] = 1;
+		s->nok[id]++;
+	} else {
+		fail(s, "writer %d seq %u (phase %d): write returned %zd (%s)",
+		     id, seq, s->phase, ret, ret == -1 ? strerror(errno) : "short");
+	}
+}
+
+static void *writer_thread(void *data)
+{
+	struct writer_arg *arg = data;
+	struct stress *s = arg->s;
+	int k = arg->id / 2;
+	unsigned int seq;
+
+	for (seq = 0; seq < s->writes[arg->id]; seq++) {
+		/* Do not run ahead of the others: the writes must overlap */
+		for (;;) {
+			long done = __atomic_load_n(&s->done, __ATOMIC_ACQUIRE);
+
+			if (stopped(s) ||
+			    seq < (unsigned long long)s->writes[arg->id] * done /
+				   s->total + WRITE_AHEAD)
+				break;
+			usleep(500);
+		}
+		if (stopped(s))
+			break;
+		write_record(s, s->fds[k], 0, arg->id, seq);
+	}
+
+	return NULL;
+}
+
+/*
+ * Register c<i>, write it, close the fd and try to delete it; create d<i>
+ * through dynamic_events and delete another one of them.
+ */
+static void *regdel_thread(void *data)
+{
+	struct stress *s = data;
+	char cmd[128], name[64];
+	struct user_reg reg;
+	unsigned int i;
+	__u32 val;
+	int fd, ret;
+
+	for (i = 0; i < s->iters[T_REGDEL] && !stopped(s); i++) {
+		snprintf(cmd, sizeof(cmd), PREFIX "c%u u32 a", i % NR_CHURN);
+		snprintf(name, sizeof(name), PREFIX "c%u", i % NR_CHURN);
+		fd = ue_open_data();
+		if (fd == -1) {
+			fail(s, "regdel: open: %s", strerror(errno));
+			break;
+		}
+		ret = ue_reg(fd, cmd, &reg);
+		if (ret || reg.write_index != 0 || !reg.status_index ||
+		    reg.status_index >= UE_PAGE_SIZE)
+			fail(s, "regdel: register %s: %s, indexes %u %u", name,
+			     strerror(ret), reg.status_index, reg.write_index);
+		val = i;
+		if (!ret && ue_emit(fd, 0, &val, sizeof(val)) != 8)
+			fail(s, "regdel: write %s: %s", name, strerror(errno));
+		close(fd);
+
+		ret = ue_del(name);
+		if (ret && ret != EBUSY)
+			fail(s, "regdel: delete %s: %s", name, strerror(ret));
+		s->count[T_REGDEL][ret ? 1 : 0]++;
+
+		snprintf(cmd, sizeof(cmd), "u:" PREFIX "d%u u32 a", i % NR_CHURN);
+		ret = ue_dyn(cmd);
+		if (ret)
+			fail(s, "regdel: %s: %s", cmd, strerror(ret));
+		snprintf(cmd, sizeof(cmd), "!u:" PREFIX "d%u", (i + 3) % NR_CHURN);
+		ret = ue_dyn(cmd);
+		if (ret && ret != EBUSY && ret != ENOENT)
+			fail(s, "regdel: %s: %s", cmd, strerror(ret));
+		s->count[T_REGDEL][ret ? 3 : 2]++;
+		progress(s);
+	}
+
+	return NULL;
+}
+
+/*
+ * Enable and disable events at the top level: the writers' events (which
+ * must always work) and the churn events (which may be gone).
+ */
+static void *enable_thread(void *data)
+{
+	struct stress *s = data;
+	const char *sys_enable = "events/" USER_EVENTS_SYSTEM "/enable";
+	char name[64];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < s->iters[T_ENABLE] && !stopped(s); i++) {
+		if (i % 16 == 15) {
+			/* All user events at once, churn ones included */
+			ret = ue_write_file(sys_enable, "1\n", O_TRUNC);
+			if (!ret)
+				ret = ue_write_file(sys_enable, "0\n", O_TRUNC);
+			if (ret)
+				fail(s, "enable: %s: %s", sys_enable,
+				     strerror(ret));
+			s->count[T_ENABLE][2]++;
+			progress(s);
+			continue;
+		}
+		if (i % 4 == 0) {
+			snprintf(name, sizeof(name), "%s", event_name(i / 4 % NR_EVENTS));
+			ret = ue_enable(NULL, name, true);
+			if (!ret)
+				ret = ue_enable(NULL, name, false);
+			if (ret)
+				fail(s, "enable: toggle %s: %s", name,
+				     strerror(ret));
+			s->count[T_ENABLE][0]++;
+			progress(s);
+			continue;
+		}
+		snprintf(name, sizeof(name), PREFIX "%c%u", i & 1 ? 'c' : 'd',
+			 (i / 2) % NR_CHURN);
+		ret = ue_enable(NULL, name, true);
+		if (!ret) {
+			/* Enabled: it cannot have been deleted since */
+			ret = ue_enable(NULL, name, false);
+			if (ret)
+				fail(s, "enable: disable %s after enabling it: %s",
+				     name, strerror(ret));
+			s->count[T_ENABLE][0]++;
+		} else if (ret == ENOENT || ret == ENODEV) {
+			s->count[T_ENABLE][1]++;
+		} else {
+			fail(s, "enable: enable %s: %s", name, strerror(ret));
+		}
+		progress(s);
+	}
+
+	return NULL;
+}
+
+/* perf_event_open() and close() on the writers' events and churn events */
+static void *perf_thread(void *data)
+{
+	struct stress *s = data;
+	unsigned int i;
+	char name[64];
+	int id, fd, k;
+
+	for (i = 0; i < s->iters[T_PERF] && !stopped(s); i++) {
+		int cpu = i % s->ncpus;
+
+		if (i & 1) {
+			k = (i / 2) % NR_EVENTS;
+			fd = perf_open_tp(s->event_id[k], cpu);
+			if (fd == -1) {
+				fail(s, "perf: open %s on cpu %d: %s",
+				     event_name(k), cpu, strerror(errno));
+				continue;
+			}
+			/* Attached when perf_event_open() returns */
+			if (!(s->status[s->status_index[k]] & EVENT_STATUS_PERF))
+				fail(s, "perf: %s open, status byte 0x%x",
+				     event_name(k),
+				     s->status[s->status_index[k]]);
+			s->count[T_PERF][0]++;
+		} else {
+			snprintf(name, sizeof(name), PREFIX "%c%u",
+				 i & 2 ? 'c' : 'd', (i / 4) % NR_CHURN);
+			id = ue_event_id(name);
+			if (id < 0) {
+				s->count[T_PERF][2]++;
+				progress(s);
+				continue;
+			}
+			fd = perf_open_tp(id, cpu);
+			if (fd == -1) {
+				/* Deleted since its id was read */
+				if (errno != EINVAL && errno != ENOENT &&
+				    errno != ENODEV)
+					fail(s, "perf: open %s (id %d): %s",
+					     name, id, strerror(errno));
+				s->count[T_PERF][2]++;
+				progress(s);
+				continue;
+			}
+			s->count[T_PERF][1]++;
+		}
+		if (i % 3 == 0)
+			usleep(200);
+		close(fd);
+		progress(s);
+	}
+
+	return NULL;
+}
+
+/*
+ * Register more events on the writers' shared fds: their tables of write
+ * indexes grow (and get replaced) while the writers use them.
+ */
+static void *grow_thread(void *data)
+{
+	struct stress *s = data;
+	struct user_reg reg;
+	unsigned int i;
+	char cmd[64];
+	__u32 val;
+	int k, ret;
+
+	for (i = 0; i < s->grow && !stopped(s); i++) {
+		k = i % NR_EVENTS;
+		snprintf(cmd, sizeof(cmd), PREFIX "g%u u32 a", i);
+		ret = ue_reg(s->fds[k], cmd, &reg);
+		if (ret || reg.write_index != 1 + i / NR_EVENTS) {
+			fail(s, "grow: register %s on fd %d: %s, write index %u (want %u)",
+			     cmd, k, strerror(ret), reg.write_index,
+			     1 + i / NR_EVENTS);
+			break;
+		}
+		/* The new index works right away */
+		val = i;
+		if (ue_emit(s->fds[k], reg.write_index, &val, sizeof(val)) != 8)
+			fail(s, "grow: write %s: %s", cmd, strerror(errno));
+		s->count[T_GROW][0]++;
+		progress(s);
+	}
+
+	return NULL;
+}
+
+/*
+ * Open a user_events_data fd, register the writers' events on it (same
+ * status bytes, write indexes 0..2), write a few records through it,
+ * close it.  These writes are accounted for like the writers'.
+ */
+static void *cycle_thread(void *data)
+{
+	struct stress *s = data;
+	struct user_reg reg;
+	unsigned int i, j;
+	char cmd[128];
+	int fd, k, ret;
+
+	for (i = 0; i < s->iters[T_CYCLE] && !stopped(s); i++) {
+		fd = ue_open_data();
+		if (fd == -1) {
+			fail(s, "cycle: open: %s", strerror(errno));
+			break;
+		}
+		for (k = 0; k < NR_EVENTS; k++) {
+			snprintf(cmd, sizeof(cmd), "%s u32 writer; u32 seq; u32 phase",
+				 event_name(k));
+			ret = ue_reg(fd, cmd, &reg);
+			if (ret || reg.write_index != (__u32)k ||
+			    reg.status_index != s->status_index[k])
+				fail(s, "cycle: register %s: %s, indexes %u %u",
+				     event_name(k), strerror(ret),
+				     reg.status_index, reg.write_index);
+		}
+		for (j = 0; j < CYCLER_WRITES; j++) {
+			unsigned int seq = s->cycler_seq++;
+
+			if (seq >= s->writes[CYCLER])
+				break;
+			write_record(s, fd, seq % NR_EVENTS, CYCLER, seq);
+		}
+		close(fd);
+		s->count[T_CYCLE][0]++;
+		progress(s);
+	}
+
+	return NULL;
+}
+
+/* user_events_status and the status page stay consistent */
+static void *status_thread(void *data)
+{
+	struct stress *s = data;
+	int active, busy, max, k;
+	unsigned int i;
+	char line[128];
+	char *text, *p;
+
+	for (i = 0; i < s->iters[T_STATUS] && !stopped(s); i++) {
+		text = ue_read_file("user_events_status");
+		if (!text) {
+			fail(s, "status: read: %s", strerror(errno));
+			break;
+		}
+		p = strstr(text, "\nActive: ");
+		if (!p || sscanf(p, "\nActive: %d\nBusy: %d\nMax: %d",
+				 &active, &busy, &max) != 3) {
+			fail(s, "status: no counters in \"%.100s\"", text);
+		} else if (max != 4096 || busy < 0 || busy > active ||
+			   active > 4095 || active < s->active0 + NR_EVENTS) {
+			fail(s, "status: Active %d Busy %d Max %d (Active at start %d)",
+			     active, busy, max, s->active0);
+		}
+		for (k = 0; k < NR_EVENTS; k++) {
+			/* Enabled in the instance throughout phase 1 */
+			snprintf(line, sizeof(line), "\n%u:%s # Used by ftrace",
+				 s->status_index[k], event_name(k));
+			if (strncmp(text, line + 1, strlen(line + 1)) &&
+			    !strstr(text, line))
+				fail(s, "status: no line \"%s\"", line + 1);
+			if (!(s->status[s->status_index[k]] & EVENT_STATUS_FTRACE))
+				fail(s, "status: byte of %s is 0x%x", event_name(k),
+				     s->status[s->status_index[k]]);
+		}
+		if (s->status[0])
+			fail(s, "status: byte 0 is 0x%x", s->status[0]);
+		free(text);
+		s->count[T_STATUS][0]++;
+		progress(s);
+		usleep(1000);
+	}
+
+	return NULL;
+}
+
+FIXTURE(stress) {
+	struct stress s;
+	int status_fd;
+	__u8 *status;
+	struct writer_arg args[NR_WRITERS];
+};
+
+/* Wait for the threads; with @stop, make them end early */
+static void join_all(struct stress *s, bool stop)
+{
+	if (stop)
+		__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+	while (s->nthreads > 0)
+		pthread_join(s->threads[--s->nthreads], NULL);
+	__atomic_store_n(&s->stop, 0, __ATOMIC_RELEASE);
+}
+
+FIXTURE_SETUP(stress)
+{
+	struct stress *s = &self->s;
+	int k;
+
+	for (k = 0; k < NR_EVENTS; k++)
+		s->fds[k] = -1;
+	self->status_fd = -1;
+	UE_SKIP_IF_UNAVAILABLE();
+
+	ue_instance_remove(INSTANCE);
+	ue_cleanup_events(PREFIX);
+	pthread_mutex_init(&s->lock, NULL);
+	s->ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (s->ncpus < 1)
+		s->ncpus = 1;
+
+	self->status_fd = ue_open_status();
+	ASSERT_NE(-1, self->status_fd);
+	self->status = ue_map_status(self->status_fd);
+	ASSERT_NE(MAP_FAILED, self->status);
+	s->status = self->status;
+}
+
+FIXTURE_TEARDOWN(stress)
+{
+	struct stress *s = &self->s;
+	int k;
+
+	join_all(s, true);
+	for (k = 0; k < NR_EVENTS; k++) {
+		if (s->fds[k] != -1)
+			close(s->fds[k]);
+	}
+	for (k = 0; k < NR_IDS; k++)
+		free(s->ok[k]);
+	if (self->status && self->status != MAP_FAILED)
+		munmap(self->status, UE_PAGE_SIZE);
+	if (self->status_fd != -1)
+		close(self->status_fd);
+	ue_instance_remove(INSTANCE);
+	ue_cleanup_events(PREFIX);
+}
+
+static int start(struct stress *s, void *(*fn)(void *), void *arg)
+{
+	int ret = pthread_create(&s->threads[s->nthreads], NULL, fn, arg);
+
+	if (!ret)
+		s->nthreads++;
+
+	return ret;
+}
+
+static void report_errors(struct __test_metadata *_metadata, struct stress *s)
+{
+	int i;
+
+	for (i = 0; i < s->nerrors && i < MAX_ERRORS; i++)
+		TH_LOG("%s", s->errors[i]);
+	if (s->nerrors > MAX_ERRORS)
+		TH_LOG("... and %d more errors", s->nerrors - MAX_ERRORS);
+}
+
+/* Sum of the overrun counters of the instance's per-CPU buffers */
+static long instance_overruns(int ncpus)
+{
+	long total = 0, n;
+	char rel[128], *text, *p;
+	int cpu;
+
+	for (cpu = 0; cpu < ncpus; cpu++) {
+		snprintf(rel, sizeof(rel), "instances/%s/per_cpu/cpu%d/stats",
+			 INSTANCE, cpu);
+		text = ue_read_file(rel);
+		if (!text)
+			return -1;
+		p = strstr(text, "overrun: ");
+		if (p && sscanf(p, "overrun: %ld", &n) == 1)
+			total += n;
+		free(text);
+	}
+
+	return total;
+}
+
+/*
+ * Check the records of the instance against the successful writes:
+ * each record is a successful write of this phase, recorded once; with
+ * @exact, each successful write has its record.  Returns the number of
+ * records; errors go to s->errors.
+ */
+static long account(struct stress *s, bool exact)
+{
+	__u8 *seen[NR_IDS];
+	long records = 0;
+	unsigned int w, seq, phase;
+	int k, id;
+
+	for (id = 0; id < NR_IDS; id++)
+		seen[id] = calloc(s->writes[id] + 1, 1);
+
+	for (k = 0; k < NR_EVENTS; k++) {
+		char *text = ue_trace_collect(INSTANCE, event_name(k));
+		char *line, *next;
+
+		if (!text) {
+			fail(s, "cannot read the trace of %s", INSTANCE);
+			continue;
+		}
+		for (line = text; *line; line = next) {
+			next = strchr(line, '\n');
+			*next++ = '\0';
+			records++;
+			if (sscanf(line, "writer=%u seq=%u phase=%u", &w, &seq,
+				   &phase) != 3 || w >= NR_IDS ||
+			    seq >= s->writes[w] || phase != (unsigned int)s->phase ||
+			    (w != CYCLER && w / 2 != (unsigned int)k) ||
+			    (w == CYCLER && seq % NR_EVENTS != (unsigned int)k)) {
+				fail(s, "%s: unexpected record \"%s\"",
+				     event_name(k), line);
+				continue;
+			}
+			if (!seen[w])
+				continue;
+			if (seen[w][seq]++)
+				fail(s, "%s: writer %u seq %u recorded twice",
+				     event_name(k), w, seq);
+			if (!s->ok[w][seq])
+				fail(s, "%s: writer %u seq %u recorded but the write failed",
+				     event_name(k), w, seq);
+		}
+		free(text);
+	}
+
+	for (id = 0; exact && id < NR_IDS; id++) {
+		unsigned int lost = 0, first = 0;
+
+		for (seq = 0; seen[id] && seq < s->writes[id]; seq++) {
+			if (s->ok[id][seq] && !seen[id][seq] && !lost++)
+				first = seq;
+		}
+		if (lost)
+			fail(s, "writer %d: %u successful writes not recorded (first: seq %u)",
+			     id, lost, first);
+	}
+	for (id = 0; id < NR_IDS; id++)
+		free(seen[id]);
+
+	return records;
+}
+
+TEST_F_TIMEOUT(stress, concurrent, 600)
+{
+	struct stress *s = &self->s;
+	long iters = ue_env_long("UE_STRESS_ITERS", DEFAULT_ITERS);
+	int active, busy, max, k, t, ret;
+	long long t0, t1, t2;
+	long records, overruns;
+	unsigned int g;
+	struct user_reg reg;
+	char cmd[128];
+	__u8 used[UE_PAGE_SIZE];
+
+	ASSERT_GT(iters, 0);
+	ASSERT_EQ(0, ue_status_counts(&s->active0, &busy, &max));
+	ue_msg("%ld writes per writer, %d writers, %d events, %d CPUs, Active %d\n",
+	       iters, NR_WRITERS, NR_EVENTS, s->ncpus, s->active0);
+
+	/* Iterations of each thread, scaled from the writers' */
+	s->iters[T_REGDEL] = (iters + 24) / 25;
+	s->iters[T_ENABLE] = (iters + 11) / 12;
+	s->iters[T_PERF] = (iters + 11) / 12;
+	s->grow = (iters + 11) / 12;
+	s->iters[T_GROW] = s->grow;
+	s->iters[T_CYCLE] = (iters + 29) / 30;
+	s->iters[T_STATUS] = (iters + 24) / 25;
+	for (t = 0; t < NR_CHURNERS; t++)
+		s->total += s->iters[t];
+	for (k = 0; k < NR_WRITERS; k++)
+		s->writes[k] = iters;
+	s->writes[CYCLER] = s->iters[T_CYCLE] * CYCLER_WRITES;
+	for (k = 0; k < NR_IDS; k++) {
+		s->ok_size[k] = s->writes[k] + 1;
+		s->ok[k] = calloc(s->ok_size[k], 1);
+		ASSERT_NE(NULL, s->ok[k]);
+	}
+
+	/* An instance where the written events stay enabled */
+	ASSERT_EQ(0, ue_instance_create(INSTANCE));
+	ASSERT_EQ(0, ue_set_buffer_kb(INSTANCE, 1024 + iters * NR_IDS * 40 / 1024));
+
+	for (k = 0; k < NR_EVENTS; k++) {
+		s->fds[k] = ue_open_data();
+		ASSERT_NE(-1, s->fds[k]);
+		snprintf(cmd, sizeof(cmd), "%s u32 writer; u32 seq; u32 phase",
+			 event_name(k));
+		ASSERT_EQ(0, ue_reg(s->fds[k], cmd, &reg));
+		ASSERT_EQ(0, reg.write_index);
+		s->status_index[k] = reg.status_index;
+		s->event_id[k] = ue_event_id(event_name(k));
+		ASSERT_LE(0, s->event_id[k]);
+		ASSERT_EQ(0, ue_enable(INSTANCE, event_name(k), true));
+		ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[reg.status_index]);
+	}
+
+	/* Phase 1: everything at once, the written events always enabled */
+	s->phase = 1;
+	t0 = ue_now_ms();
+	ASSERT_EQ(0, start(s, regdel_thread, s));
+	ASSERT_EQ(0, start(s, enable_thread, s));
+	ASSERT_EQ(0, start(s, perf_thread, s));
+	ASSERT_EQ(0, start(s, grow_thread, s));
+	ASSERT_EQ(0, start(s, cycle_thread, s));
+	ASSERT_EQ(0, start(s, status_thread, s));
+	for (k = 0; k < NR_WRITERS; k++) {
+		self->args[k].s = s;
+		self->args[k].id = k;
+		ASSERT_EQ(0, start(s, writer_thread, &self->args[k]));
+	}
+	/* All threads end by themselves after their iterations */
+	join_all(s, false);
+	t1 = ue_now_ms();
+
+	for (k = 0; k < NR_EVENTS; k++) {
+		ASSERT_EQ(0, ue_enable(INSTANCE, event_name(k), false));
+		ASSERT_EQ(0, self->status[s->status_index[k]]);
+	}
+	overruns = instance_overruns(s->ncpus);
+	records = account(s, true);
+	t2 = ue_now_ms();
+
+	ue_msg("phase 1 (always enabled): %lld ms, records checked in %lld ms\n",
+	       t1 - t0, t2 - t1);
+	for (k = 0; k < NR_IDS; k++)
+		ue_msg("  writer %d%s: %u of %u writes succeeded\n", k,
+		       k == CYCLER ? " (fd close/reopen thread)" : "",
+		       s->nok[k], k == CYCLER ? s->cycler_seq : s->writes[k]);
+	for (t = 0; t < NR_CHURNERS; t++)
+		ue_msg("  %s: %u iterations (%ld/%ld/%ld/%ld)\n",
+		       churner_names[t], s->iters[t], s->count[t][0],
+		       s->count[t][1], s->count[t][2], s->count[t][3]);
+	ue_msg("  %ld records in the trace, %ld overruns\n", records,
+	       overruns);
+	ASSERT_EQ(0, overruns) {
+		TH_LOG("the trace buffer was too small: raise buffer_size_kb");
+	}
+	report_errors(_metadata, s);
+	ASSERT_EQ(0, s->nerrors);
+
+	/*
+	 * Phase 2: the writers' events are enabled and disabled in the
+	 * instance while they are written: no write fails, each record is
+	 * a successful write, once.
+	 */
+	ASSERT_EQ(0, ue_clear_trace(INSTANCE));
+	s->phase = 2;
+	s->done = 0;
+	s->total = (iters + 9) / 10;
+	for (k = 0; k < NR_IDS; k++) {
+		s->writes[k] = k == CYCLER ? 0 : iters / 2;
+		s->nok[k] = 0;
+		memset(s->ok[k], 0, s->ok_size[k]);
+	}
+	t0 = ue_now_ms();
+	for (k = 0; k < NR_WRITERS; k++)
+		ASSERT_EQ(0, start(s, writer_thread, &self->args[k]));
+	for (t = 0; t < s->total; t++) {
+		bool on = !(t & 1);
+
+		k = t % NR_EVENTS;
+		ret = ue_enable(INSTANCE, event_name(k), on);
+		if (ret)
+			fail(s, "phase 2: enable %s %d: %s", event_name(k), on,
+			     strerror(ret));
+		/* The byte follows: nothing else is attached now */
+		if (self->status[s->status_index[k]] != (on ? EVENT_STATUS_FTRACE : 0))
+			fail(s, "phase 2: %s %s, status byte 0x%x", event_name(k),
+			     on ? "enabled" : "disabled",
+			     self->status[s->status_index[k]]);
+		progress(s);
+		usleep(1000);
+	}
+	join_all(s, false);
+	for (k = 0; k < NR_EVENTS; k++)
+		ASSERT_EQ(0, ue_enable(INSTANCE, event_name(k), false));
+	t1 = ue_now_ms();
+	records = account(s, false);
+	ue_msg("phase 2 (toggled %ld times): %lld ms, %ld records of %u writes\n",
+	       s->total, t1 - t0, records,
+	       s->nok[0] + s->nok[1] + s->nok[2] + s->nok[3] +
+	       s->nok[4] + s->nok[5]);
+	report_errors(_metadata, s);
+	ASSERT_EQ(0, s->nerrors);
+
+	/* No reference left: with the fds closed, every event goes */
+	for (k = 0; k < NR_EVENTS; k++) {
+		close(s->fds[k]);
+		s->fds[k] = -1;
+	}
+	ASSERT_EQ(0, ue_instance_remove(INSTANCE));
+	for (k = 0; k < NR_EVENTS; k++) {
+		ASSERT_EQ(0, ue_del(event_name(k))) {
+			TH_LOG("%s still referenced", event_name(k));
+		}
+	}
+	for (g = 0; g < s->grow; g++) {
+		snprintf(cmd, sizeof(cmd), PREFIX "g%u", g);
+		ASSERT_EQ(0, ue_del(cmd)) {
+			TH_LOG("%s still referenced", cmd);
+		}
+	}
+	for (g = 0; g < 2 * NR_CHURN; g++) {
+		snprintf(cmd, sizeof(cmd), PREFIX "%c%u", g & 1 ? 'd' : 'c',
+			 g / 2);
+		ret = ue_del(cmd);
+		ASSERT_TRUE(ret == 0 || ret == ENOENT) {
+			TH_LOG("%s: %s", cmd, strerror(ret));
+		}
+	}
+	ASSERT_EQ(0, ue_status_counts(&active, &busy, &max));
+	ASSERT_EQ(s->active0, active);
+	ASSERT_LE(0, ue_status_indexes(used));
+	for (k = 0; k < UE_PAGE_SIZE; k++) {
+		if (!used[k])
+			ASSERT_EQ(0, self->status[k]);
+	}
+	ue_msg("all events deleted, Active back to %d\n", active);
+}
+
+TEST_HARNESS_MAIN

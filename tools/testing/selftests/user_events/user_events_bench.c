@@ -1,0 +1,1492 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events_bench: what a user event costs.
+ *
+ * Every row is measured in the same boot and given in ns per event and as
+ * a ratio to a bare write() of the same size (write index or marker id plus
+ * payload) to /dev/null.  The rows: the disabled check (a load of the
+ * status byte and a branch); user_events write() and writev() with nothing,
+ * ftrace, perf or an eBPF program attached; the same payload written to
+ * trace_marker_raw and passed to a function of this program that has a
+ * uprobe; writes with 1, 100 and 4095 registered events and the cost of
+ * registering them; one and two threads writing the same or two events.
+ *
+ * Under TCG, switching a tracer on or off patches kernel text, which QEMU
+ * pays for by retranslating.  So each phase switches the tracer state once,
+ * warms up, then measures its rows round by round, each round interleaved
+ * with the bare write() of the same size (odd rounds in reverse order).  A
+ * row's ratio is the median of its per-round ratios, its ns per event the
+ * median of its per-round times.
+ *
+ * The table (markdown) goes to stdout, progress to stderr.  Needs root,
+ * tracefs and a kernel with user_events, perf, BPF and uprobe events.
+ *
+ * Usage: user_events_bench [-r ROUNDS] [-t MS] [-w MS] [-n EVENTS] [-p LIST]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/utsname.h>
+
+#include <linux/bpf.h>
+#include <linux/perf_event.h>
+#include <linux/types.h>
+#include <linux/user_events.h>
+
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+#define BENCH_PAGE		4096
+#define MAX_ROUNDS		201
+#define MAX_OPS			24
+#define NR_SIZES		4
+/* What a write carries before the payload: write index or marker id */
+#define HDR			sizeof(__u32)
+#define MAX_PAYLOAD		4000
+/* trace_marker_raw refuses more than 3072 bytes and cuts at 1024 */
+#define MARKER_MAX		(1024 - HDR)
+#define EVENTS_MAX		4095
+#define PERF_RING_PAGES		16
+#define UPROBE_GROUP		"ue_bench"
+#define UPROBE_EVENT		"target"
+#define EVENT_A			"ue_bench_a"
+#define EVENT_B			"ue_bench_b"
+#define EVENT_FIELDS		" u64 seq"
+
+static const int sizes[NR_SIZES] = { 8, 64, 512, MAX_PAYLOAD };
+
+/* Settings, from the command line or the environment */
+static struct {
+	int rounds;		/* measured rounds per phase */
+	int ms;			/* target duration of one measurement */
+	int warmup_ms;		/* warm-up after a tracer switch */
+	int events;		/* largest number of registered events */
+	char phases[256];	/* comma-separated phases to run, or "all" */
+} cfg = { 31, 20, 1000, EVENTS_MAX, "all" };
+
+static const char *tracefs;
+
+enum op_kind { OP_NULL, OP_CHECK, OP_WRITE, OP_WRITEV, OP_MARKER, OP_UPROBE };
+
+/**
+ * struct op - one measured row of a phase
+ * @kind: what one iteration does
+ * @name: label in the table
+ * @fd: file written to
+ * @size: payload bytes
+ * @base: the bare write of the same size in the same phase, or NULL
+ * @iters: iterations of one measurement
+ * @ns: ns per iteration, per round
+ */
+struct op {
+	enum op_kind kind;
+	const char *name;
+	int fd;
+	int size;
+	struct op *base;
+	long iters;
+	double ns[MAX_ROUNDS];
+};
+
+/* Write index 0 (of every fd) or the marker id, then the payload */
+static __u8 ue_buf[HDR + MAX_PAYLOAD];
+static __u8 marker_buf[HDR + MAX_PAYLOAD];
+static const __u8 *status_page;
+static int status_index;
+static int null_fd = -1, marker_fd = -1;
+/* ue_fd[0] has A, ue_fd[1] has B, ue_fd[2] has A again (all at index 0) */
+static int ue_fd[3] = { -1, -1, -1 };
+static int perf_fd = -1, bpf_prog_fd = -1;
+static void *perf_ring;
+static bool enabled_a, enabled_b, uprobe_made;
+static int fillers;		/* filler events registered on ue_fd[0] */
+static double reg_ns[EVENTS_MAX + 2];	/* by event count after it */
+
+/* Results that targets and notes compare across phases */
+static struct {
+	double null_ns[NR_SIZES];
+	double check_x;
+	double ftrace_x[NR_SIZES], ftrace_v_x[NR_SIZES];
+	double write_vs_marker[NR_SIZES], writev_vs_write[NR_SIZES];
+	double perf_x[NR_SIZES];
+	double events_x[3];
+	int events_n[3];
+	double speedup_two_events;
+	int reg_lo, reg_hi;
+	double reg_lo_ns, reg_hi_ns;
+} res;
+
+struct row {
+	char phase[12];
+	char name[64];
+	char payload[16];
+	double ns;
+	double x;
+	char note[80];
+};
+
+static struct row rows[160];
+static int nr_rows;
+
+struct target {
+	char what[80];
+	char limit[24];
+	char value[24];
+	int met;		/* 1 yes, 0 no, -1 not measured */
+};
+
+static struct target targets[32];
+static int nr_targets;
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	int err = errno;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "user_events_bench: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, " (%s)\n", strerror(err));
+	va_end(ap);
+	exit(1);
+}
+
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "bench: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static void pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* --- tracefs ------------------------------------------------------------ */
+
+static const char *tpath(const char *fmt, ...)
+{
+	static char path[4][512];
+	static int slot;
+	char *buf = path[slot++ & 3];
+	va_list ap;
+	int len;
+
+	len = snprintf(buf, sizeof(path[0]), "%s/", tracefs);
+	va_start(ap, fmt);
+	vsnprintf(buf + len, sizeof(path[0]) - len, fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
+/* Write @text to a file; 0 or errno */
+static int put_file(const char *path, const char *text, int flags)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | flags);
+	ssize_t len = strlen(text);
+	int ret = 0;
+
+	if (fd < 0)
+		return errno;
+	if (write(fd, text, len) != len)
+		ret = errno ? errno : EIO;
+	close(fd);
+	return ret;
+}
+
+/* First line of a file, without its newline; "" if it cannot be read */
+static const char *get_line(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = '\0';
+	if (f) {
+		if (!fgets(buf, size, f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
+static void find_tracefs(void)
+{
+	static const char * const roots[] = {
+		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
+	};
+	char path[256];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/user_events_data", roots[i]);
+		if (!access(path, F_OK)) {
+			tracefs = roots[i];
+			return;
+		}
+	}
+	errno = ENOENT;
+	die("no user_events_data in tracefs");
+}
+
+/* --- user_events -------------------------------------------------------- */
+
+/* Register @cmd on @fd; the write index, or -errno */
+static int ue_register(int fd, const char *cmd, int *status)
+{
+	struct user_reg reg = {
+		.size = sizeof(reg),
+		.name_args = (__u64)(unsigned long)cmd,
+	};
+
+	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
+		return -errno;
+	if (status)
+		*status = reg.status_index;
+	return reg.write_index;
+}
+
+static int ue_delete(const char *name)
+{
+	int fd = open(tpath("user_events_data"), O_RDWR | O_CLOEXEC);
+	int ret = 0;
+
+	if (fd < 0)
+		return errno;
+	if (ioctl(fd, DIAG_IOCSDEL, name) < 0)
+		ret = errno;
+	close(fd);
+	return ret;
+}
+
+static int ue_open_reg(const char *name)
+{
+	char cmd[128];
+	int fd = open(tpath("user_events_data"), O_RDWR | O_CLOEXEC);
+	int idx;
+
+	if (fd < 0)
+		die("open user_events_data");
+	snprintf(cmd, sizeof(cmd), "%s%s", name, EVENT_FIELDS);
+	idx = ue_register(fd, cmd,
+			  strcmp(name, EVENT_A) ? NULL : &status_index);
+	if (idx != 0) {
+		errno = idx < 0 ? -idx : EPROTO;
+		die("register %s (write index %d)", name, idx);
+	}
+	return fd;
+}
+
+static void ftrace_enable(const char *name, bool on)
+{
+	int err = put_file(tpath("events/user_events/%s/enable", name),
+			   on ? "1\n" : "0\n", O_TRUNC);
+
+	if (err) {
+		errno = err;
+		die("%s ftrace on %s", on ? "enable" : "disable", name);
+	}
+	if (!strcmp(name, EVENT_A))
+		enabled_a = on;
+	else
+		enabled_b = on;
+}
+
+static int event_id(const char *path)
+{
+	char buf[32];
+
+	return atoi(get_line(path, buf, sizeof(buf)));
+}
+
+static __u8 status_of_a(void)
+{
+	return __atomic_load_n(&status_page[status_index], __ATOMIC_RELAXED);
+}
+
+/* --- perf and eBPF ------------------------------------------------------ */
+
+static int perf_open(int id, __u64 sample_type)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(attr),
+		.config = id,
+		.sample_period = 1,
+		.sample_type = sample_type,
+		.disabled = 1,
+	};
+	int fd;
+
+	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1,
+		     PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		die("perf_event_open on event id %d", id);
+	return fd;
+}
+
+/*
+ * @full: the sample type "perf record -e user_events:NAME" asks for;
+ * otherwise what ftrace records: a timestamp and the record.
+ */
+static void perf_attach(bool full)
+{
+	int id = event_id(tpath("events/user_events/%s/id", EVENT_A));
+	__u64 type = PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+
+	if (full)
+		type |= PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CPU |
+			PERF_SAMPLE_PERIOD;
+	perf_fd = perf_open(id, type);
+	/* Mapped read-only, the ring is in overwrite mode: never full */
+	perf_ring = mmap(NULL, (1 + PERF_RING_PAGES) * BENCH_PAGE, PROT_READ,
+			 MAP_SHARED, perf_fd, 0);
+	if (perf_ring == MAP_FAILED)
+		die("mmap perf ring");
+	if (ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0))
+		die("enable perf event");
+}
+
+static __u64 perf_head(void)
+{
+	const struct perf_event_mmap_page *meta = perf_ring;
+
+	return __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+}
+
+static void perf_detach(void)
+{
+	if (perf_ring && perf_ring != MAP_FAILED)
+		munmap(perf_ring, (1 + PERF_RING_PAGES) * BENCH_PAGE);
+	perf_ring = NULL;
+	if (perf_fd >= 0)
+		close(perf_fd);
+	perf_fd = -1;
+	if (bpf_prog_fd >= 0)
+		close(bpf_prog_fd);
+	bpf_prog_fd = -1;
+}
+
+/* A BPF_PROG_TYPE_TRACEPOINT program that returns 0, on the perf event */
+static void bpf_attach(void)
+{
+	static char log[4096];
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr attr;
+	int id = event_id(tpath("events/user_events/%s/id", EVENT_A));
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_TRACEPOINT;
+	attr.insns = (__u64)(unsigned long)insns;
+	attr.insn_cnt = ARRAY_SIZE(insns);
+	attr.license = (__u64)(unsigned long)"GPL";
+	attr.log_buf = (__u64)(unsigned long)log;
+	attr.log_size = sizeof(log);
+	attr.log_level = 1;
+	bpf_prog_fd = syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+	if (bpf_prog_fd < 0) {
+		fprintf(stderr, "%s\n", log);
+		die("BPF_PROG_LOAD");
+	}
+	perf_fd = perf_open(id, PERF_SAMPLE_RAW);
+	if (ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, bpf_prog_fd))
+		die("PERF_EVENT_IOC_SET_BPF");
+	if (ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0))
+		die("enable perf event");
+}
+
+/* --- uprobe ------------------------------------------------------------- */
+
+/*
+ * The function the uprobe is on.  It is only ever called through a pointer
+ * the compiler cannot see through (uprobe_call()), so it is never inlined
+ * or specialised and keeps the plain calling convention the probe reads
+ * its argument with.
+ */
+static void uprobe_target(const void *buf, size_t len)
+{
+	asm volatile("" : : "r" (buf), "r" (len) : "memory");
+}
+
+static void uprobe_call(const void *buf, size_t len)
+{
+	void (*fn)(const void *buf, size_t len) = uprobe_target;
+
+	asm volatile("" : "+r" (fn));
+	fn(buf, len);
+}
+
+/* File and offset of uprobe_target() in it, from /proc/self/maps */
+static void uprobe_location(char *file, size_t size, unsigned long *offset)
+{
+	unsigned long addr = (unsigned long)uprobe_target;
+	unsigned long start, end, pgoff;
+	char line[1024], path[512];
+	FILE *maps = fopen("/proc/self/maps", "re");
+
+	if (!maps)
+		die("open /proc/self/maps");
+	while (fgets(line, sizeof(line), maps)) {
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %511s",
+			   &start, &end, &pgoff, path) != 4)
+			continue;
+		if (addr >= start && addr < end) {
+			snprintf(file, size, "%s", path);
+			*offset = addr - start + pgoff;
+			fclose(maps);
+			return;
+		}
+	}
+	fclose(maps);
+	errno = ENOENT;
+	die("uprobe_target() is in no mapped file");
+}
+
+static void uprobe_remove(void)
+{
+	put_file(tpath("events/%s/%s/enable", UPROBE_GROUP, UPROBE_EVENT),
+		 "0\n", O_TRUNC);
+	put_file(tpath("uprobe_events"), "-:" UPROBE_GROUP "/" UPROBE_EVENT "\n",
+		 O_APPEND);
+	uprobe_made = false;
+}
+
+/* The probe records the first 8 bytes of the payload, like the events */
+static void uprobe_attach(void)
+{
+	char file[512], cmd[768];
+	unsigned long offset;
+	int err;
+
+	uprobe_location(file, sizeof(file), &offset);
+	snprintf(cmd, sizeof(cmd), "p:%s/%s %s:0x%lx seq=+0(%%di):u64\n",
+		 UPROBE_GROUP, UPROBE_EVENT, file, offset);
+	err = put_file(tpath("uprobe_events"), cmd, O_APPEND);
+	if (err) {
+		errno = err;
+		die("create uprobe: %s", cmd);
+	}
+	uprobe_made = true;
+	err = put_file(tpath("events/%s/%s/enable", UPROBE_GROUP, UPROBE_EVENT),
+		       "1\n", O_TRUNC);
+	if (err) {
+		errno = err;
+		die("enable uprobe");
+	}
+}
+
+/* Hits of our uprobe, from uprobe_profile ("file event hits") */
+static long uprobe_hits(void)
+{
+	char line[1024], name[256];
+	FILE *f = fopen(tpath("uprobe_profile"), "re");
+	long hits = -1, n;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*s %255s %ld", name, &n) == 2 &&
+		    !strcmp(name, UPROBE_EVENT))
+			hits = n;
+	}
+	fclose(f);
+	return hits;
+}
+
+/* --- measuring ---------------------------------------------------------- */
+
+static void op_failed(const struct op *op, long ret)
+{
+	if (ret >= 0)
+		errno = EIO;
+	die("%s, %d B payload: returned %ld", op->name, op->size, ret);
+}
+
+static void op_run(const struct op *op, long n)
+{
+	size_t len = HDR + op->size;
+	struct iovec iov[2] = {
+		{ .iov_base = ue_buf, .iov_len = HDR },
+		{ .iov_base = ue_buf + HDR, .iov_len = op->size },
+	};
+	const __u8 *buf = op->kind == OP_MARKER ? marker_buf : ue_buf;
+	const __u8 *status = status_page + status_index;
+	ssize_t ret;
+	long i;
+
+	switch (op->kind) {
+	case OP_NULL:
+	case OP_WRITE:
+	case OP_MARKER:
+		for (i = 0; i < n; i++) {
+			ret = write(op->fd, buf, len);
+			if (ret != (ssize_t)len)
+				op_failed(op, ret);
+		}
+		break;
+	case OP_WRITEV:
+		for (i = 0; i < n; i++) {
+			ret = writev(op->fd, iov, 2);
+			if (ret != (ssize_t)len)
+				op_failed(op, ret);
+		}
+		break;
+	case OP_CHECK:
+		/* What an instrumented program does for a disabled event */
+		for (i = 0; i < n; i++) {
+			if (__atomic_load_n(status, __ATOMIC_RELAXED) &&
+			    write(op->fd, buf, len) < 0)
+				op_failed(op, -1);
+		}
+		break;
+	case OP_UPROBE:
+		for (i = 0; i < n; i++)
+			uprobe_call(buf + HDR, op->size);
+		break;
+	}
+}
+
+static double op_time(const struct op *op, long n)
+{
+	double t0 = now_ns();
+
+	op_run(op, n);
+	return now_ns() - t0;
+}
+
+/* Iterations that take about cfg.ms */
+static void calibrate(struct op *op)
+{
+	double t, target = cfg.ms * 1e6;
+	long n = 1;
+
+	for (;;) {
+		t = op_time(op, n);
+		if (t >= target / 8 || n >= (1L << 34))
+			break;
+		n *= 2;
+	}
+	op->iters = n * target / (t > 1 ? t : 1);
+	if (op->iters < 1)
+		op->iters = 1;
+}
+
+/* After a tracer switch: run the phase's rows until the code is translated */
+static void warm_up(struct op *ops, int nr)
+{
+	double end;
+	int i;
+
+	for (i = 0; i < nr; i++)
+		calibrate(&ops[i]);
+	end = now_ns() + cfg.warmup_ms * 1e6;
+	while (now_ns() < end) {
+		for (i = 0; i < nr; i++)
+			op_run(&ops[i], ops[i].iters / 4 + 1);
+	}
+	for (i = 0; i < nr; i++)
+		calibrate(&ops[i]);
+}
+
+static void measure(struct op *ops, int nr)
+{
+	int r, k, i;
+
+	warm_up(ops, nr);
+	for (r = 0; r < cfg.rounds; r++) {
+		for (k = 0; k < nr; k++) {
+			i = r & 1 ? nr - 1 - k : k;
+			ops[i].ns[r] = op_time(&ops[i], ops[i].iters) /
+				       ops[i].iters;
+		}
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, int n)
+{
+	double s[MAX_ROUNDS];
+
+	memcpy(s, v, n * sizeof(*v));
+	qsort(s, n, sizeof(*s), cmp_double);
+	return n & 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+static double op_ns(const struct op *op)
+{
+	return median(op->ns, cfg.rounds);
+}
+
+/* Median over the rounds of a's time over b's */
+static double ratio(const struct op *a, const struct op *b)
+{
+	double q[MAX_ROUNDS];
+	int r;
+
+	for (r = 0; r < cfg.rounds; r++)
+		q[r] = a->ns[r] / b->ns[r];
+	return median(q, cfg.rounds);
+}
+
+/* --- the table ---------------------------------------------------------- */
+
+static struct row *add_row(const char *phase, const char *name, int size,
+			   double ns, double x)
+{
+	struct row *row = &rows[nr_rows++];
+
+	if (nr_rows > (int)ARRAY_SIZE(rows))
+		abort();
+	snprintf(row->phase, sizeof(row->phase), "%s", phase);
+	snprintf(row->name, sizeof(row->name), "%s", name);
+	if (size >= 0)
+		snprintf(row->payload, sizeof(row->payload), "%d B", size);
+	else
+		snprintf(row->payload, sizeof(row->payload), "-");
+	row->ns = ns;
+	row->x = x;
+	row->note[0] = '\0';
+	return row;
+}
+
+static struct row *add_op_row(const char *phase, const struct op *op)
+{
+	return add_row(phase, op->name, op->kind == OP_CHECK ? -1 : op->size,
+		       op_ns(op), op->base ? ratio(op, op->base) : 1.0);
+}
+
+static void note(struct row *row, const char *fmt, ...)
+{
+	size_t len = strlen(row->note);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(row->note + len, sizeof(row->note) - len, fmt, ap);
+	va_end(ap);
+}
+
+static void fmt_num(char *buf, size_t size, double v)
+{
+	if (v < 0)
+		snprintf(buf, size, "-");
+	else if (v < 0.1)
+		snprintf(buf, size, "%.4f", v);
+	else if (v < 100)
+		snprintf(buf, size, "%.2f", v);
+	else
+		snprintf(buf, size, "%.0f", v);
+}
+
+/* A target "@value <= @limit" (or >= when !@le); negative: not measured */
+static void target(const char *what, double value, double limit, bool le,
+		   const char *unit)
+{
+	struct target *t = &targets[nr_targets++];
+
+	snprintf(t->what, sizeof(t->what), "%s", what);
+	snprintf(t->limit, sizeof(t->limit), "%s %.2f%s", le ? "<=" : ">=",
+		 limit, unit);
+	if (value < 0) {
+		snprintf(t->value, sizeof(t->value), "-");
+		t->met = -1;
+		return;
+	}
+	snprintf(t->value, sizeof(t->value), "%.*f%s", value < 0.1 ? 4 : 2,
+		 value, unit);
+	t->met = le ? value <= limit : value >= limit;
+}
+
+static void print_table(void)
+{
+	static const char * const met[] = { "not measured", "NO", "yes" };
+	char ns[24], x[24];
+	int i;
+
+	printf("| phase | row | payload | ns/event | x null write | notes |\n");
+	printf("|---|---|---:|---:|---:|---|\n");
+	for (i = 0; i < nr_rows; i++) {
+		fmt_num(ns, sizeof(ns), rows[i].ns);
+		fmt_num(x, sizeof(x), rows[i].x);
+		printf("| %s | %s | %s | %s | %s | %s |\n", rows[i].phase,
+		       rows[i].name, rows[i].payload, ns, x, rows[i].note);
+	}
+	printf("\n| target | required | measured | met |\n");
+	printf("|---|---:|---:|---|\n");
+	for (i = 0; i < nr_targets; i++)
+		printf("| %s | %s | %s | %s |\n", targets[i].what,
+		       targets[i].limit, targets[i].value,
+		       met[targets[i].met + 1]);
+	fflush(stdout);
+}
+
+/* --- phases ------------------------------------------------------------- */
+
+static bool want(const char *phase)
+{
+	char list[260], *tok, *save;
+
+	if (!strcmp(cfg.phases, "all"))
+		return true;
+	snprintf(list, sizeof(list), "%s", cfg.phases);
+	for (tok = strtok_r(list, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, phase))
+			return true;
+	}
+	return false;
+}
+
+static struct op *add_op(struct op *ops, int *nr, enum op_kind kind,
+			 const char *name, int fd, int size, struct op *base)
+{
+	struct op *op = &ops[(*nr)++];
+
+	if (*nr > MAX_OPS)
+		abort();
+	memset(op, 0, sizeof(*op));
+	op->kind = kind;
+	op->name = name;
+	op->fd = fd;
+	op->size = size;
+	op->base = base;
+	return op;
+}
+
+static void add_null_ops(struct op *ops, int *nr, struct op **null_ops)
+{
+	int s;
+
+	for (s = 0; s < NR_SIZES; s++)
+		null_ops[s] = add_op(ops, nr, OP_NULL, "write() to /dev/null",
+				     null_fd, sizes[s], NULL);
+}
+
+/* Nothing attached: the disabled check and the bare write */
+static void phase_idle(void)
+{
+	struct op ops[MAX_OPS], *null_ops[NR_SIZES], *check, *w[NR_SIZES];
+	struct row *row;
+	int nr = 0, s;
+
+	say("phase idle: nothing attached");
+	if (status_of_a())
+		fprintf(stderr, "bench: warning: %s is attached to (status %#x)\n",
+			EVENT_A, status_of_a());
+	add_null_ops(ops, &nr, null_ops);
+	check = add_op(ops, &nr, OP_CHECK,
+		       "disabled check (status byte load + branch)", ue_fd[0],
+		       sizes[0], null_ops[0]);
+	for (s = 0; s < NR_SIZES; s++)
+		w[s] = add_op(ops, &nr, OP_WRITE, "user_events write(), idle",
+			      ue_fd[0], sizes[s], null_ops[s]);
+	measure(ops, nr);
+
+	for (s = 0; s < NR_SIZES; s++) {
+		res.null_ns[s] = op_ns(null_ops[s]);
+		add_op_row("idle", null_ops[s]);
+	}
+	row = add_op_row("idle", check);
+	res.check_x = row->x;
+	note(row, "x null write of 8 B");
+	for (s = 0; s < NR_SIZES; s++)
+		add_op_row("idle", w[s]);
+}
+
+/* ftrace on event A: write, writev and trace_marker_raw */
+static void phase_ftrace(void)
+{
+	struct op ops[MAX_OPS], *null_ops[NR_SIZES], *w[NR_SIZES];
+	struct op *v[NR_SIZES], *m[NR_SIZES], *nv[NR_SIZES];
+	struct row *row;
+	int nr = 0, s;
+
+	say("phase ftrace: %s enabled, trace_marker_raw", EVENT_A);
+	ftrace_enable(EVENT_A, true);
+	if (!(status_of_a() & EVENT_STATUS_FTRACE)) {
+		errno = EPROTO;
+		die("status byte of %s is %#x with ftrace on", EVENT_A,
+		    status_of_a());
+	}
+	add_null_ops(ops, &nr, null_ops);
+	for (s = 0; s < NR_SIZES; s++) {
+		w[s] = add_op(ops, &nr, OP_WRITE, "user_events write(), ftrace",
+			      ue_fd[0], sizes[s], null_ops[s]);
+		v[s] = add_op(ops, &nr, OP_WRITEV,
+			      "user_events writev(), ftrace", ue_fd[0],
+			      sizes[s], null_ops[s]);
+		/* what writev() itself costs over write() */
+		nv[s] = add_op(ops, &nr, OP_WRITEV, "writev() to /dev/null",
+			       null_fd, sizes[s], null_ops[s]);
+		m[s] = NULL;
+		if (sizes[s] <= (int)MARKER_MAX)
+			m[s] = add_op(ops, &nr, OP_MARKER,
+				      "trace_marker_raw write()", marker_fd,
+				      sizes[s], null_ops[s]);
+	}
+	measure(ops, nr);
+
+	for (s = 0; s < NR_SIZES; s++) {
+		res.write_vs_marker[s] = -1;
+		row = add_op_row("ftrace", w[s]);
+		res.ftrace_x[s] = row->x;
+		if (m[s]) {
+			res.write_vs_marker[s] = ratio(w[s], m[s]);
+			note(row, "%.2fx trace_marker_raw",
+			     res.write_vs_marker[s]);
+		} else {
+			note(row, "trace_marker_raw takes at most %d B",
+			     (int)MARKER_MAX);
+		}
+		row = add_op_row("ftrace", v[s]);
+		res.ftrace_v_x[s] = row->x;
+		res.writev_vs_write[s] = ratio(v[s], w[s]);
+		note(row, "%.2fx write()", res.writev_vs_write[s]);
+		add_op_row("ftrace", nv[s]);
+		if (m[s])
+			add_op_row("ftrace", m[s]);
+	}
+}
+
+/* --- threads --- */
+
+struct worker {
+	pthread_t thread;
+	int cpu;
+	const struct op *op;	/* NULL: sit this run out */
+	long iters;
+	double start, end;	/* CLOCK_MONOTONIC of the last run */
+};
+
+static struct worker workers[2];
+static pthread_barrier_t go_barrier, done_barrier;
+static bool workers_quit;
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	pin_to_cpu(w->cpu);
+	for (;;) {
+		pthread_barrier_wait(&go_barrier);
+		if (workers_quit)
+			return NULL;
+		if (w->op) {
+			w->start = now_ns();
+			op_run(w->op, w->iters);
+			w->end = now_ns();
+		}
+		pthread_barrier_wait(&done_barrier);
+	}
+}
+
+/*
+ * One run of the workers' current jobs: from the first start to the last
+ * end, so that waking the threads is not counted but a thread that starts
+ * late is.
+ */
+static double workers_run(void)
+{
+	double start = 0, end = 0;
+	int i;
+
+	pthread_barrier_wait(&go_barrier);
+	pthread_barrier_wait(&done_barrier);
+	for (i = 0; i < 2; i++) {
+		if (!workers[i].op)
+			continue;
+		if (!start || workers[i].start < start)
+			start = workers[i].start;
+		if (workers[i].end > end)
+			end = workers[i].end;
+	}
+	return end - start;
+}
+
+/*
+ * Thread configurations: one thread on A; two threads on A through one
+ * shared fd; two on A through an fd each; two on A and B, an fd each.
+ */
+#define NR_TCONF 5
+
+static void tconf_set(int c, struct op *null8, struct op *a0, struct op *a2,
+		      struct op *b1, long iters)
+{
+	static const int two[NR_TCONF] = { 0, 0, 1, 1, 1 };
+
+	workers[0].op = c == 0 ? null8 : a0;
+	workers[1].op = NULL;
+	if (two[c])
+		workers[1].op = c == 2 ? a0 : c == 3 ? a2 : b1;
+	workers[0].iters = iters;
+	workers[1].iters = iters;
+}
+
+static void phase_threads(void)
+{
+	static const char * const names[NR_TCONF] = {
+		"write() to /dev/null, 1 thread",
+		"user_events write(), ftrace, 1 thread",
+		"2 threads, same event, one shared fd",
+		"2 threads, same event, one fd each",
+		"2 threads, two events, one fd each",
+	};
+	double ns[NR_TCONF][MAX_ROUNDS], q[MAX_ROUNDS], end, t;
+	struct op null8, a0, a2, b1;
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int c, i, r;
+	long iters;
+	struct row *row;
+
+	say("phase threads: %s and %s enabled, %d CPUs", EVENT_A, EVENT_B,
+	    ncpu);
+	ue_fd[1] = ue_open_reg(EVENT_B);
+	ue_fd[2] = ue_open_reg(EVENT_A);
+	ftrace_enable(EVENT_B, true);
+
+	memset(&null8, 0, sizeof(null8));
+	null8.kind = OP_NULL;
+	null8.name = names[0];
+	null8.fd = null_fd;
+	null8.size = sizes[0];
+	a0 = null8;
+	a0.kind = OP_WRITE;
+	a0.name = names[1];
+	a0.fd = ue_fd[0];
+	a2 = a0;
+	a2.fd = ue_fd[2];
+	b1 = a0;
+	b1.fd = ue_fd[1];
+
+	pthread_barrier_init(&go_barrier, NULL, 3);
+	pthread_barrier_init(&done_barrier, NULL, 3);
+	for (i = 0; i < 2; i++) {
+		workers[i].cpu = i % (ncpu > 0 ? ncpu : 1);
+		if (pthread_create(&workers[i].thread, NULL, worker_main,
+				   &workers[i]))
+			die("pthread_create");
+	}
+
+	calibrate(&a0);
+	iters = a0.iters;
+	end = now_ns() + cfg.warmup_ms * 1e6;
+	while (now_ns() < end) {
+		for (c = 0; c < NR_TCONF; c++) {
+			tconf_set(c, &null8, &a0, &a2, &b1, iters / 4 + 1);
+			workers_run();
+		}
+	}
+	for (r = 0; r < cfg.rounds; r++) {
+		for (i = 0; i < NR_TCONF; i++) {
+			c = r & 1 ? NR_TCONF - 1 - i : i;
+			tconf_set(c, &null8, &a0, &a2, &b1, iters);
+			t = workers_run();
+			/* wall time per event written, all threads together */
+			ns[c][r] = t / (iters * (c >= 2 ? 2 : 1));
+		}
+	}
+
+	workers_quit = true;
+	pthread_barrier_wait(&go_barrier);
+	for (i = 0; i < 2; i++)
+		pthread_join(workers[i].thread, NULL);
+	pthread_barrier_destroy(&go_barrier);
+	pthread_barrier_destroy(&done_barrier);
+
+	for (c = 0; c < NR_TCONF; c++) {
+		for (r = 0; r < cfg.rounds; r++)
+			q[r] = ns[c][r] / ns[0][r];
+		row = add_row("threads", names[c], sizes[0],
+			      median(ns[c], cfg.rounds), median(q, cfg.rounds));
+		if (c < 2)
+			continue;
+		for (r = 0; r < cfg.rounds; r++)
+			q[r] = ns[1][r] / ns[c][r];
+		note(row, "throughput %.2fx one thread",
+		     median(q, cfg.rounds));
+		if (c == 4)
+			res.speedup_two_events = median(q, cfg.rounds);
+	}
+
+	ftrace_enable(EVENT_B, false);
+	close(ue_fd[1]);
+	close(ue_fd[2]);
+	ue_fd[1] = -1;
+	ue_fd[2] = -1;
+	ue_delete(EVENT_B);
+}
+
+/* --- number of events --- */
+
+/* Register filler events on ue_fd[0] until @total events exist */
+static int register_until(int total)
+{
+	char cmd[96];
+	double t0;
+	int idx;
+
+	while (1 + fillers < total) {
+		snprintf(cmd, sizeof(cmd), "ue_bench_%04d%s", fillers,
+			 EVENT_FIELDS);
+		t0 = now_ns();
+		idx = ue_register(ue_fd[0], cmd, NULL);
+		if (idx < 0) {
+			say("registering event %d failed: %s", fillers + 2,
+			    strerror(-idx));
+			break;
+		}
+		reg_ns[fillers + 2] = now_ns() - t0;
+		fillers++;
+	}
+	return 1 + fillers;
+}
+
+/*
+ * Median registration time of 20 events around the @k-th: one ioctl
+ * takes about 100 us under TCG and a timer tick or an allocation that
+ * refills a slab shows in any single one.
+ */
+static double reg_cost(int k)
+{
+	double v[20];
+	int i, n = 0;
+
+	for (i = k - 9; i <= k + 10; i++) {
+		if (i >= 2 && i <= 1 + fillers)
+			v[n++] = reg_ns[i];
+	}
+	return n ? median(v, n) : -1;
+}
+
+static void delete_fillers(void)
+{
+	char name[64];
+	double t0 = now_ns();
+	int i, n = fillers;
+
+	if (!n)
+		return;
+	/* The fd holds references: close it, then register A again */
+	close(ue_fd[0]);
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "ue_bench_%04d", i);
+		ue_delete(name);
+	}
+	fillers = 0;
+	ue_fd[0] = ue_open_reg(EVENT_A);
+	say("deleted %d events in %.0f ms", n, (now_ns() - t0) / 1e6);
+}
+
+static void phase_events(void)
+{
+	static const int want_n[3] = { 1, 100, EVENTS_MAX };
+	struct op ops[2];
+	struct row *row;
+	char name[64];
+	int i, n, nr;
+
+	say("phase events: %s enabled, 1 to %d registered events", EVENT_A,
+	    cfg.events);
+	for (i = 0; i < 3; i++) {
+		n = register_until(want_n[i] < cfg.events ? want_n[i] :
+				   cfg.events);
+		nr = 0;
+		add_op(ops, &nr, OP_NULL, "write() to /dev/null", null_fd,
+		       sizes[0], NULL);
+		snprintf(name, sizeof(name),
+			 "user_events write(), ftrace, %d events", n);
+		add_op(ops, &nr, OP_WRITE, name, ue_fd[0], sizes[0], &ops[0]);
+		measure(ops, nr);
+		row = add_op_row("events", &ops[1]);
+		res.events_x[i] = row->x;
+		res.events_n[i] = n;
+		if (i)
+			note(row, "%.2fx the 1-event cost",
+			     row->x / res.events_x[0]);
+	}
+
+	res.reg_lo = 10;
+	res.reg_hi = fillers - 9 > 4000 ? 4000 : fillers - 9;
+	res.reg_lo_ns = reg_cost(res.reg_lo);
+	res.reg_hi_ns = reg_cost(res.reg_hi);
+	if (res.reg_lo_ns > 0) {
+		row = add_row("events", "register the 10th event (ioctl)", -1,
+			      res.reg_lo_ns, res.reg_lo_ns / res.null_ns[0]);
+		note(row, "median of the 2nd to 20th");
+	}
+	if (res.reg_hi_ns > 0 && res.reg_hi > 100) {
+		snprintf(name, sizeof(name), "register the %dth event (ioctl)",
+			 res.reg_hi);
+		row = add_row("events", name, -1, res.reg_hi_ns,
+			      res.reg_hi_ns / res.null_ns[0]);
+		note(row, "%.2fx the 10th", res.reg_hi_ns / res.reg_lo_ns);
+	}
+	delete_fillers();
+}
+
+/*
+ * perf with a ring (@kind 0: timestamp and record, 1: perf record's sample
+ * type) or an eBPF program (@kind 2) on event A, ftrace off
+ */
+static void phase_perf(int kind)
+{
+	static const char * const phases[] = { "perf", "perfrec", "bpf" };
+	static const char * const wnames[] = {
+		"user_events write(), perf", "user_events write(), perf record",
+		"user_events write(), eBPF",
+	};
+	static const char * const vnames[] = {
+		"user_events writev(), perf", "user_events writev(), perf record",
+		"user_events writev(), eBPF",
+	};
+	const char *phase = phases[kind];
+	bool bpf = kind == 2;
+	struct op ops[MAX_OPS], *null_ops[NR_SIZES], *w[NR_SIZES];
+	struct op *v[NR_SIZES];
+	struct row *row;
+	__u64 head = 0;
+	int nr = 0, s;
+
+	say("phase %s: %s on %s", phase,
+	    bpf ? "a BPF program returning 0" : "perf with a small ring",
+	    EVENT_A);
+	if (enabled_a)
+		ftrace_enable(EVENT_A, false);
+	if (bpf)
+		bpf_attach();
+	else
+		perf_attach(kind == 1);
+	if (status_of_a() != EVENT_STATUS_PERF) {
+		errno = EPROTO;
+		die("status byte of %s is %#x with %s on", EVENT_A,
+		    status_of_a(), phase);
+	}
+	add_null_ops(ops, &nr, null_ops);
+	for (s = 0; s < NR_SIZES; s++) {
+		w[s] = add_op(ops, &nr, OP_WRITE, wnames[kind], ue_fd[0],
+			      sizes[s], null_ops[s]);
+		v[s] = add_op(ops, &nr, OP_WRITEV, vnames[kind], ue_fd[0],
+			      sizes[s], null_ops[s]);
+	}
+	measure(ops, nr);
+	if (!bpf)
+		head = perf_head();
+	perf_detach();
+	if (!bpf && !head) {
+		errno = EPROTO;
+		die("perf recorded nothing");
+	}
+
+	for (s = 0; s < NR_SIZES; s++) {
+		row = add_op_row(phase, w[s]);
+		if (kind == 0)
+			res.perf_x[s] = row->x;
+		if (res.ftrace_x[s] > 0)
+			note(row, "%.2fx ftrace", row->x / res.ftrace_x[s]);
+		row = add_op_row(phase, v[s]);
+		note(row, "%.2fx write()", ratio(v[s], w[s]));
+	}
+}
+
+static void phase_uprobe(void)
+{
+	struct op ops[MAX_OPS], *null_ops[NR_SIZES], *u[NR_SIZES];
+	struct row *row;
+	long hits;
+	int nr = 0, s;
+
+	say("phase uprobe: uprobe on uprobe_target() of this program");
+	if (enabled_a)
+		ftrace_enable(EVENT_A, false);
+	uprobe_attach();
+	add_null_ops(ops, &nr, null_ops);
+	for (s = 0; s < NR_SIZES; s++)
+		u[s] = add_op(ops, &nr, OP_UPROBE,
+			      "uprobe hit (records 8 B of payload)", -1,
+			      sizes[s], null_ops[s]);
+	measure(ops, nr);
+	hits = uprobe_hits();
+	uprobe_remove();
+	if (hits <= 0) {
+		errno = EPROTO;
+		die("the uprobe was not hit (%ld)", hits);
+	}
+	for (s = 0; s < NR_SIZES; s++) {
+		row = add_op_row("uprobe", u[s]);
+		if (res.ftrace_x[s] > 0)
+			note(row, "%.1fx user_events + ftrace",
+			     row->x / res.ftrace_x[s]);
+	}
+}
+
+static void add_targets(void)
+{
+	char what[80];
+	double worst;
+	int s;
+
+	target("disabled check, x null write", res.check_x, 0.05, true, "x");
+	for (s = 0; s < NR_SIZES; s++) {
+		if (res.write_vs_marker[s] < 0)
+			continue;
+		snprintf(what, sizeof(what),
+			 "write(), ftrace, x trace_marker_raw, %d B", sizes[s]);
+		target(what, res.write_vs_marker[s], 1.0, true, "x");
+	}
+	for (s = 0; s < NR_SIZES; s++) {
+		snprintf(what, sizeof(what),
+			 "write(), perf, x ftrace, %d B", sizes[s]);
+		target(what, res.perf_x[s] > 0 && res.ftrace_x[s] > 0 ?
+		       res.perf_x[s] / res.ftrace_x[s] : -1, 1.10, true, "x");
+	}
+	for (s = 0; s < NR_SIZES; s++) {
+		snprintf(what, sizeof(what),
+			 "writev(), ftrace, x write(), %d B", sizes[s]);
+		target(what, res.ftrace_x[s] > 0 ? res.writev_vs_write[s] : -1,
+		       1.10, true, "x");
+	}
+	worst = -1;
+	if (res.events_x[0] > 0 && res.events_x[2] > 0)
+		worst = res.events_x[2] / res.events_x[0];
+	snprintf(what, sizeof(what), "write(), %d events, x 1 event",
+		 res.events_n[2] ? res.events_n[2] : EVENTS_MAX);
+	target(what, worst, 1.10, true, "x");
+	target("2 threads on 2 events, throughput x 1 thread",
+	       res.speedup_two_events > 0 ? res.speedup_two_events : -1,
+	       1.6, false, "x");
+	snprintf(what, sizeof(what), "register the %dth event, x the 10th",
+		 res.reg_hi ? res.reg_hi : 4000);
+	target(what, res.reg_hi_ns > 0 && res.reg_lo_ns > 0 ?
+	       res.reg_hi_ns / res.reg_lo_ns : -1, 2.0, true, "x");
+}
+
+/* --- setup and main ----------------------------------------------------- */
+
+static void cleanup(void)
+{
+	char name[64];
+	int i;
+
+	perf_detach();
+	if (uprobe_made)
+		uprobe_remove();
+	if (enabled_a)
+		put_file(tpath("events/user_events/%s/enable", EVENT_A), "0\n",
+			 O_TRUNC);
+	if (enabled_b)
+		put_file(tpath("events/user_events/%s/enable", EVENT_B), "0\n",
+			 O_TRUNC);
+	enabled_a = false;
+	enabled_b = false;
+	for (i = 0; i < 3; i++) {
+		if (ue_fd[i] >= 0)
+			close(ue_fd[i]);
+		ue_fd[i] = -1;
+	}
+	for (i = 0; i < fillers; i++) {
+		snprintf(name, sizeof(name), "ue_bench_%04d", i);
+		ue_delete(name);
+	}
+	fillers = 0;
+	ue_delete(EVENT_A);
+	ue_delete(EVENT_B);
+}
+
+static int env_int(const char *name, int def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? atoi(v) : def;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: user_events_bench [-r ROUNDS] [-t MS] [-w MS] [-n EVENTS] [-p PHASES]\n"
+		"  -r  measured rounds per phase (UE_BENCH_ROUNDS, default %d)\n"
+		"  -t  ms per measurement (UE_BENCH_MS, default %d)\n"
+		"  -w  ms of warm-up after a tracer switch (UE_BENCH_WARMUP_MS, default %d)\n"
+		"  -n  most events registered (UE_BENCH_EVENTS, default %d)\n"
+		"  -p  phases, comma-separated (UE_BENCH_PHASES, default all):\n"
+		"      idle,ftrace,threads,events,perf,perfrec,bpf,uprobe\n",
+		cfg.rounds, cfg.ms, cfg.warmup_ms, cfg.events);
+}
+
+static void parse_args(int argc, char **argv)
+{
+	const char *p = getenv("UE_BENCH_PHASES");
+	int c;
+
+	cfg.rounds = env_int("UE_BENCH_ROUNDS", cfg.rounds);
+	cfg.ms = env_int("UE_BENCH_MS", cfg.ms);
+	cfg.warmup_ms = env_int("UE_BENCH_WARMUP_MS", cfg.warmup_ms);
+	cfg.events = env_int("UE_BENCH_EVENTS", cfg.events);
+	if (p && *p)
+		snprintf(cfg.phases, sizeof(cfg.phases), "%s", p);
+
+	while ((c = getopt(argc, argv, "r:t:w:n:p:h")) != -1) {
+		switch (c) {
+		case 'r':
+			cfg.rounds = atoi(optarg);
+			break;
+		case 't':
+			cfg.ms = atoi(optarg);
+			break;
+		case 'w':
+			cfg.warmup_ms = atoi(optarg);
+			break;
+		case 'n':
+			cfg.events = atoi(optarg);
+			break;
+		case 'p':
+			snprintf(cfg.phases, sizeof(cfg.phases), "%s", optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
+		}
+	}
+	if (cfg.rounds < 1 || cfg.rounds > MAX_ROUNDS || cfg.ms < 1 ||
+	    cfg.warmup_ms < 0 || cfg.events < 1 || cfg.events > EVENTS_MAX) {
+		usage(stderr);
+		exit(2);
+	}
+}
+
+static void setup(void)
+{
+	int status_fd;
+
+	find_tracefs();
+	null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	marker_fd = open(tpath("trace_marker_raw"), O_WRONLY | O_CLOEXEC);
+	if (null_fd < 0 || marker_fd < 0)
+		die("open /dev/null and trace_marker_raw");
+	put_file(tpath("tracing_on"), "1\n", O_TRUNC);
+
+	/* Leftovers of an interrupted run */
+	uprobe_remove();
+	ue_delete(EVENT_A);
+	ue_delete(EVENT_B);
+
+	ue_fd[0] = ue_open_reg(EVENT_A);
+	status_fd = open(tpath("user_events_status"), O_RDONLY | O_CLOEXEC);
+	if (status_fd < 0)
+		die("open user_events_status");
+	status_page = mmap(NULL, BENCH_PAGE, PROT_READ, MAP_SHARED, status_fd,
+			   0);
+	if (status_page == MAP_FAILED)
+		die("mmap user_events_status");
+	close(status_fd);
+
+	/* index 0 for user_events, an arbitrary id for the marker */
+	memset(ue_buf, 0, HDR);
+	memset(ue_buf + HDR, 'u', MAX_PAYLOAD);
+	marker_buf[0] = 0x5a;
+	memset(marker_buf + HDR, 'm', MAX_PAYLOAD);
+	atexit(cleanup);
+}
+
+static void print_header(void)
+{
+	char cs[64], avail[256];
+	struct utsname u;
+	size_t len;
+
+	uname(&u);
+	get_line("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+		 cs, sizeof(cs));
+	get_line("/sys/devices/system/clocksource/clocksource0/available_clocksource",
+		 avail, sizeof(avail));
+	len = strlen(avail);
+	while (len && avail[len - 1] == ' ')
+		avail[--len] = '\0';
+	printf("# user_events_bench: Linux %s %s, %ld CPUs, clocksource %s (available: %s)\n",
+	       u.release, u.machine, sysconf(_SC_NPROCESSORS_ONLN), cs, avail);
+	printf("# %d rounds of about %d ms per row after %d ms of warm-up per phase;\n",
+	       cfg.rounds, cfg.ms, cfg.warmup_ms);
+	printf("# medians over the rounds; payload: bytes after the 4-byte index or id\n\n");
+	if (strcmp(cs, "tsc"))
+		fprintf(stderr, "bench: warning: clocksource is %s, not tsc\n",
+			cs);
+}
+
+int main(int argc, char **argv)
+{
+	double t0 = now_ns();
+
+	parse_args(argc, argv);
+	if (geteuid()) {
+		errno = EPERM;
+		die("must run as root");
+	}
+	pin_to_cpu(0);
+	setup();
+	print_header();
+
+	if (want("idle"))
+		phase_idle();
+	if (want("ftrace"))
+		phase_ftrace();
+	if (want("threads")) {
+		if (!enabled_a)
+			ftrace_enable(EVENT_A, true);
+		phase_threads();
+	}
+	if (want("events")) {
+		if (!enabled_a)
+			ftrace_enable(EVENT_A, true);
+		phase_events();
+	}
+	if (want("perf"))
+		phase_perf(0);
+	if (want("perfrec"))
+		phase_perf(1);
+	if (want("bpf"))
+		phase_perf(2);
+	if (want("uprobe"))
+		phase_uprobe();
+
+	add_targets();
+	print_table();
+	say("done in %.0f s", (now_ns() - t0) / 1e9);
+	return 0;
+}
