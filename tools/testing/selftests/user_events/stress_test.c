@@ -18,6 +18,7 @@
  *
  * UE_STRESS_ITERS sets the writes per writer thread of the first phase
  * (default 3000); the other threads' iterations scale with it.
+ * UE_OPEN_DELETE=1 also opens the enable files of events being deleted.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -248,30 +249,23 @@ static void *regdel_thread(void *data)
 }
 
 /*
- * Enable and disable events at the top level: the writers' events (which
- * must always work) and the churn events (which may be gone).
+ * Enable and disable events at the top level: the writers' events through
+ * their enable files (which must always work), all user events at once
+ * through the system's enable file (churn events included, which the
+ * other threads delete meanwhile).  With UE_OPEN_DELETE=1, also the enable
+ * files of churn events: opening those while the event is deleted hits a
+ * use-after-free of the base kernel (see race_test.c).
  */
 static void *enable_thread(void *data)
 {
 	struct stress *s = data;
 	const char *sys_enable = "events/" USER_EVENTS_SYSTEM "/enable";
+	bool open_delete = ue_env_long("UE_OPEN_DELETE", 0) == 1;
 	char name[64];
 	unsigned int i;
 	int ret;
 
 	for (i = 0; i < s->iters[T_ENABLE] && !stopped(s); i++) {
-		if (i % 16 == 15) {
-			/* All user events at once, churn ones included */
-			ret = ue_write_file(sys_enable, "1\n", O_TRUNC);
-			if (!ret)
-				ret = ue_write_file(sys_enable, "0\n", O_TRUNC);
-			if (ret)
-				fail(s, "enable: %s: %s", sys_enable,
-				     strerror(ret));
-			s->count[T_ENABLE][2]++;
-			progress(s);
-			continue;
-		}
 		if (i % 4 == 0) {
 			snprintf(name, sizeof(name), "%s", event_name(i / 4 % NR_EVENTS));
 			ret = ue_enable(NULL, name, true);
@@ -281,6 +275,18 @@ static void *enable_thread(void *data)
 				fail(s, "enable: toggle %s: %s", name,
 				     strerror(ret));
 			s->count[T_ENABLE][0]++;
+			progress(s);
+			continue;
+		}
+		if (i % 4 != 3 || !open_delete) {
+			/* All user events at once, churn ones included */
+			ret = ue_write_file(sys_enable, "1\n", O_TRUNC);
+			if (!ret)
+				ret = ue_write_file(sys_enable, "0\n", O_TRUNC);
+			if (ret)
+				fail(s, "enable: %s: %s", sys_enable,
+				     strerror(ret));
+			s->count[T_ENABLE][2]++;
 			progress(s);
 			continue;
 		}
