@@ -67,7 +67,7 @@ check_git_am() {
 		return
 	fi
 	worktree_at "$AM_DIR" base
-	if ! out=$(git -C "$AM_DIR" am -q --no-3way --whitespace=warn "${patches[@]}" 2>&1); then
+	if ! out=$(git -C "$AM_DIR" am -q --no-3way --whitespace=error-all "${patches[@]}" 2>&1); then
 		printf '  FAIL git-am: the series does not apply to base with git am\n'
 		printf '%s\n' "$out" | tail -n 30 | sed 's/^/       | /'
 		record git-am 0 1 0
