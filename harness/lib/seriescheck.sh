@@ -55,10 +55,9 @@ series_changed_paths() {
 
 # check_git_am DIR: the patches in DIR apply with plain "git am" (no 3-way
 # merge) on base, and each resulting commit has the tree and subject of the
-# corresponding commit of branch "series".  Whitespace errors git reports
-# (as "git am" does by default) are shown as a warning, not a failure.
+# corresponding commit of branch "series".  A whitespace error fails it.
 check_git_am() {
-	local dir=$1 t0 out patches=() want got ws
+	local dir=$1 t0 out patches=() want got
 	t0=$(now)
 	mapfile -t patches < <(series_patch_files "$dir")
 	if ((${#patches[@]} == 0)); then
@@ -81,9 +80,6 @@ check_git_am() {
 		record git-am 0 1 0
 		return
 	fi
-	ws=$(sed -n 's/^warning: \([0-9]*\) lines\{0,1\} adds\{0,1\} whitespace errors\{0,1\}\.$/\1/p' <<<"$out" |
-		awk '{ n += $1 } END { print n + 0 }')
-	((ws == 0)) || warn "git-am: git reports $ws line(s) with whitespace errors (see: git -C $AM_DIR diff --check base)"
 	log "git-am: ${#patches[@]} patches apply to base, trees equal series ($(($(now) - t0))s)"
 	record git-am 1 0 0
 }
