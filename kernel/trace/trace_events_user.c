@@ -923,22 +923,18 @@ static int user_event_emit(struct user_event *user, struct iov_iter *iter)
 	}
 }
 
-static ssize_t user_events_write_iter(struct kiocb *kiocb,
-				      struct iov_iter *iter)
+/*
+ * Write the payload in @iter to the event behind write @index of @file.
+ * @total, index included, is what a successful write returns.
+ */
+static ssize_t user_events_write_index(struct file *file, u32 index,
+				       struct iov_iter *iter, size_t total)
 {
-	struct user_event_file_info *info = kiocb->ki_filp->private_data;
-	size_t total = iov_iter_count(iter);
+	struct user_event_file_info *info = file->private_data;
 	struct user_event_refs *refs;
 	struct user_event *user = NULL;
 	size_t payload;
-	u32 index;
 	int ret;
-
-	if (unlikely(total < sizeof(index)))
-		return -EINVAL;
-	if (unlikely(copy_from_iter(&index, sizeof(index), iter) !=
-		     sizeof(index)))
-		return -EFAULT;
 
 	/*
 	 * The table may be replaced by a concurrent registration on this
@@ -967,6 +963,44 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 			return ret;
 	}
 	return total;
+}
+
+/* writev() and other vectored writes: the index may be split over iovecs */
+static ssize_t user_events_write_iter(struct kiocb *kiocb,
+				      struct iov_iter *iter)
+{
+	size_t total = iov_iter_count(iter);
+	u32 index;
+
+	if (unlikely(total < sizeof(index)))
+		return -EINVAL;
+	if (unlikely(copy_from_iter(&index, sizeof(index), iter) !=
+		     sizeof(index)))
+		return -EFAULT;
+
+	return user_events_write_index(kiocb->ki_filp, index, iter, total);
+}
+
+/*
+ * write() is the hot path of a program emitting events: read the index
+ * with a single get_user() (vfs_write() has checked the whole buffer with
+ * access_ok()) and iterate over the rest of the one buffer, without the
+ * kiocb and iovec set-up that going through write_iter costs.
+ */
+static ssize_t user_events_write(struct file *file, const char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	struct iov_iter iter;
+	u32 index;
+
+	if (unlikely(count < sizeof(index)))
+		return -EINVAL;
+	if (unlikely(get_user(index, (const u32 __user *)ubuf)))
+		return -EFAULT;
+
+	iov_iter_ubuf(&iter, ITER_SOURCE, (char __user *)ubuf + sizeof(index),
+		      count - sizeof(index));
+	return user_events_write_index(file, index, &iter, count);
 }
 
 /* Trace output of a number, a fixed array or a dynamic array */
@@ -1604,7 +1638,11 @@ static int user_events_open(struct inode *inode, struct file *file)
 	if (!info)
 		return -ENOMEM;
 	file->private_data = info;
-	return 0;
+	/*
+	 * The file has no position.  As a stream, threads writing through
+	 * one shared file do not serialize on its f_pos_lock.
+	 */
+	return stream_open(inode, file);
 }
 
 /* Closing the file drops the references of all its write indexes */
@@ -1627,10 +1665,11 @@ static int user_events_release(struct inode *inode, struct file *file)
 
 static const struct file_operations user_data_fops = {
 	.open = user_events_open,
+	.write = user_events_write,
 	.write_iter = user_events_write_iter,
 	.unlocked_ioctl = user_events_ioctl,
 	.release = user_events_release,
-	.llseek = noop_llseek,
+	.llseek = no_llseek,
 };
 
 /* The status page can only be mapped whole, read-only, at offset 0 */

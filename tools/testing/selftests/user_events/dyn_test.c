@@ -84,6 +84,9 @@ static const struct bad_case bad_cases[] = {
 	{ "@ue-dyn-bad u32 a", EINVAL, "Invalid event name" },
 	{ "@ue/dyn_bad u32 a", EINVAL, "Invalid event name" },
 	{ "@ue.dyn_bad u32 a", EINVAL, "Invalid event name" },
+	/* Files of the user_events system directory */
+	{ "@enable u32 a", EINVAL, "Invalid event name" },
+	{ "@filter u32 a", EINVAL, "Invalid event name" },
 	{ "@" NAME64 "x u32 a", EINVAL, "Event name is too long" },
 	{ PREFIX "bad @long a", EINVAL,
 	  "Type has no fixed size, use s64/u64 or s32/u32" },

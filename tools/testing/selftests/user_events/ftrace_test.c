@@ -411,16 +411,19 @@ TEST_F(ft, write_errors)
 	struct user_reg reg;
 	struct iovec io[16];
 	__u32 bad_idx;
-	char *noaccess;
+	char *readable, *noaccess, *edge;
 	int pass, i;
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "err u32 a; u64 b", &reg));
 	memset(&buf, 0, sizeof(buf));
 	buf.idx = reg.write_index;
 
-	noaccess = mmap(NULL, UE_PAGE_SIZE, PROT_NONE,
+	/* A readable page followed by one that cannot be read */
+	readable = mmap(NULL, 2 * UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, noaccess);
+	ASSERT_NE(MAP_FAILED, readable);
+	noaccess = readable + UE_PAGE_SIZE;
+	ASSERT_EQ(0, mprotect(noaccess, UE_PAGE_SIZE, PROT_NONE));
 
 	/* The same rules whether anything is attached or not */
 	for (pass = 0; pass < 2; pass++) {
@@ -448,10 +451,16 @@ TEST_F(ft, write_errors)
 		bad_idx = reg.write_index + 1;
 		ASSERT_EQ(-ENOENT, ue_emit(self->fd, bad_idx, &buf.a, fixed));
 		ASSERT_EQ(-ENOENT, ue_emit(self->fd, UINT32_MAX, &buf.a, fixed));
+		buf.idx = bad_idx;
+		ASSERT_EQ(-1, write(self->fd, &buf, 4 + fixed));
+		ASSERT_EQ(ENOENT, errno);
+		buf.idx = reg.write_index;
 
 		/* Too big for one record */
 		ASSERT_EQ(-E2BIG, ue_emit(self->fd, buf.idx, &buf.a,
 					  MAX_PAYLOAD + 1));
+		ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD + 1));
+		ASSERT_EQ(E2BIG, errno);
 
 		/* Exactly the fields, then the largest payload */
 		ASSERT_EQ(4 + fixed, write(self->fd, &buf, 4 + fixed));
@@ -473,8 +482,12 @@ TEST_F(ft, write_errors)
 		buf.a -= 200;
 	}
 
-	/* Unreadable buffers */
+	/* Unreadable buffers: the index, or the payload after a good index */
 	ASSERT_EQ(-1, write(self->fd, noaccess, 4 + fixed));
+	ASSERT_EQ(EFAULT, errno);
+	edge = readable + UE_PAGE_SIZE - 8;
+	memcpy(edge, &buf, 8);
+	ASSERT_EQ(-1, write(self->fd, edge, 4 + fixed));
 	ASSERT_EQ(EFAULT, errno);
 	ASSERT_EQ(-EFAULT, ue_emit(self->fd, buf.idx, noaccess, fixed));
 	ASSERT_EQ(-EFAULT, ue_emit(self->fd, buf.idx, NULL, fixed));
@@ -487,7 +500,29 @@ TEST_F(ft, write_errors)
 
 	/* Only what was written while enabled, each write once */
 	ASSERT_TRACE(NULL, PREFIX "err", "a=11 b=12\na=111 b=12\na=211 b=12\n");
-	munmap(noaccess, UE_PAGE_SIZE);
+	munmap(readable, 2 * UE_PAGE_SIZE);
+}
+
+/* The data file is a stream: no position to seek to or write at */
+TEST_F(ft, no_position)
+{
+	struct user_reg reg;
+	struct {
+		__u32 idx;
+		__u32 v;
+	} buf;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "pos u32 v", &reg));
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "pos", true));
+	buf.idx = reg.write_index;
+	buf.v = 7;
+
+	ASSERT_EQ(-1, lseek(self->fd, 0, SEEK_SET));
+	ASSERT_EQ(ESPIPE, errno);
+	ASSERT_EQ(-1, pwrite(self->fd, &buf, sizeof(buf), 0));
+	ASSERT_EQ(ESPIPE, errno);
+	ASSERT_EQ(sizeof(buf), write(self->fd, &buf, sizeof(buf)));
+	ASSERT_TRACE(NULL, PREFIX "pos", "v=7\n");
 }
 
 /*
