@@ -21,7 +21,6 @@
  * UE_OPEN_DELETE=1 runs the race of open() with deletion, see below.
  */
 #include <pthread.h>
-#include <stdarg.h>
 #include <sys/syscall.h>
 #include <linux/perf_event.h>
 
@@ -30,7 +29,6 @@
 #define PREFIX		"ue_race_"
 #define INSTANCE	"ue_race_inst"
 #define NR_WRITERS	2
-#define MAX_ERRORS	16
 #define MAX_WRITES	60000	/* per writer and race */
 #define PERF_PAGES	2	/* data pages of a perf ring buffer */
 #define NR_GENS		64
@@ -63,9 +61,7 @@ struct race {
 
 	long count[8];
 
-	pthread_mutex_t lock;
-	int nerrors;
-	char errors[MAX_ERRORS][256];
+	struct ue_errors errs;
 };
 
 struct writer_arg {
@@ -73,34 +69,10 @@ struct writer_arg {
 	int id;
 };
 
-static void fail(struct race *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	pthread_mutex_lock(&r->lock);
-	if (r->nerrors < MAX_ERRORS) {
-		va_start(ap, fmt);
-		vsnprintf(r->errors[r->nerrors], sizeof(r->errors[0]), fmt, ap);
-		va_end(ap);
-	}
-	r->nerrors++;
-	pthread_mutex_unlock(&r->lock);
-}
-
 static bool running(struct race *r)
 {
 	return !__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE) &&
 	       ue_now_ms() < r->deadline;
-}
-
-static void report_errors(struct __test_metadata *_metadata, struct race *r)
-{
-	int i;
-
-	for (i = 0; i < r->nerrors && i < MAX_ERRORS; i++)
-		TH_LOG("%s", r->errors[i]);
-	if (r->nerrors > MAX_ERRORS)
-		TH_LOG("... and %d more errors", r->nerrors - MAX_ERRORS);
 }
 
 static int start(struct race *r, void *(*fn)(void *), void *arg)
@@ -174,9 +146,9 @@ static void *writer_thread(void *data)
 			r->ebadf[arg->id]++;
 			__atomic_store_n(&r->acked[arg->id], gen, __ATOMIC_RELEASE);
 		} else {
-			fail(r, "writer %d: write to index %u returned %zd (%s)",
-			     arg->id, rec.idx, ret,
-			     ret == -1 ? strerror(errno) : "short");
+			ue_fail(&r->errs, "writer %d: write to index %u returned %zd (%s)",
+				arg->id, rec.idx, ret,
+				ret == -1 ? strerror(errno) : "short");
 			if (!rec.idx)
 				r->seq[arg->id]++;
 		}
@@ -203,7 +175,8 @@ static long account(struct race *r, const char *instance, const char *name,
 	int i;
 
 	if (!text) {
-		fail(r, "cannot read the trace of %s", instance ?: "top level");
+		ue_fail(&r->errs, "cannot read the trace of %s",
+			instance ?: "top level");
 		return 0;
 	}
 	for (i = 0; i < NR_WRITERS; i++)
@@ -214,14 +187,16 @@ static long account(struct race *r, const char *instance, const char *name,
 		records++;
 		if (sscanf(line, "writer=%u seq=%u", &w, &seq) != 2 ||
 		    w >= NR_WRITERS || seq >= MAX_WRITES) {
-			fail(r, "%s: unexpected record \"%s\"", name, line);
+			ue_fail(&r->errs, "%s: unexpected record \"%s\"", name,
+				line);
 			continue;
 		}
 		if (seen[w][seq]++)
-			fail(r, "%s: writer %u seq %u recorded twice", name, w, seq);
+			ue_fail(&r->errs, "%s: writer %u seq %u recorded twice",
+				name, w, seq);
 		if (!r->ok[w][seq])
-			fail(r, "%s: writer %u seq %u recorded, but the write failed",
-			     name, w, seq);
+			ue_fail(&r->errs, "%s: writer %u seq %u recorded, but the write failed",
+				name, w, seq);
 	}
 	free(text);
 
@@ -233,8 +208,9 @@ static long account(struct race *r, const char *instance, const char *name,
 				first = seq;
 		}
 		if (lost)
-			fail(r, "%s: writer %u: %u successful writes not recorded (first: %u)",
-			     name, w, lost, first);
+			ue_fail(&r->errs,
+				"%s: writer %u: %u successful writes not recorded (first: %u)",
+				name, w, lost, first);
 	}
 	for (i = 0; i < NR_WRITERS; i++)
 		free(seen[i]);
@@ -303,7 +279,7 @@ FIXTURE_SETUP(race)
 
 	ue_instance_remove(INSTANCE);
 	ue_cleanup_events(PREFIX);
-	pthread_mutex_init(&self->r.lock, NULL);
+	ue_errors_init(&self->r.errs);
 	for (i = 0; i < NR_WRITERS; i++) {
 		self->r.ok[i] = calloc(MAX_WRITES, 1);
 		ASSERT_NE(NULL, self->r.ok[i]);
@@ -365,7 +341,8 @@ static void *registrar_thread(void *data)
 
 		fd = ue_open_data();
 		if (fd == -1) {
-			fail(r, "registrar: open: %s", strerror(errno));
+			ue_fail(&r->errs, "registrar: open: %s",
+				strerror(errno));
 			break;
 		}
 		ret = ue_reg(fd, wide ? SAME " u64 b" : SAME " u32 a", &reg);
@@ -376,8 +353,9 @@ static void *registrar_thread(void *data)
 		}
 		if (ret || !reg.status_index || reg.status_index >= UE_PAGE_SIZE ||
 		    reg.write_index) {
-			fail(r, "registrar: register: %s, indexes %u %u",
-			     strerror(ret), reg.status_index, reg.write_index);
+			ue_fail(&r->errs, "registrar: register: %s, indexes %u %u",
+				strerror(ret), reg.status_index,
+				reg.write_index);
 			close(fd);
 			continue;
 		}
@@ -385,16 +363,17 @@ static void *registrar_thread(void *data)
 
 		/* The fd holds the event it got: the right fields, listed */
 		if (wide && ue_emit(fd, 0, &val, 4) != -EINVAL)
-			fail(r, "registrar: u64 event took a 4-byte payload");
+			ue_fail(&r->errs, "registrar: u64 event took a 4-byte payload");
 		if (ue_emit(fd, 0, &val, wide ? 8 : 4) != (wide ? 12 : 8))
-			fail(r, "registrar: write: %s", strerror(errno));
+			ue_fail(&r->errs, "registrar: write: %s",
+				strerror(errno));
 		if (n % 8 == 0) {
 			text = ue_read_file("user_events_status");
 			snprintf(line, sizeof(line), "%u:%s", reg.status_index,
 				 SAME);
 			if (!text || !ue_has_line(text, line))
-				fail(r, "registrar: \"%s\" not in user_events_status",
-				     line);
+				ue_fail(&r->errs, "registrar: \"%s\" not in user_events_status",
+					line);
 			free(text);
 		}
 		close(fd);
@@ -411,7 +390,7 @@ static void *dyn_create_thread(void *data)
 	while (running(r)) {
 		ret = ue_dyn("u:" SAME " u32 a");
 		if (ret && ret != EADDRINUSE)
-			fail(r, "dyn create: %s", strerror(ret));
+			ue_fail(&r->errs, "dyn create: %s", strerror(ret));
 		r->count[ret ? 3 : 2]++;
 		usleep(200);
 	}
@@ -434,7 +413,7 @@ static void *deleter_thread(void *data)
 		else if (ret == ENOENT)
 			r->count[6]++;
 		else
-			fail(r, "deleter: %s", strerror(ret));
+			ue_fail(&r->errs, "deleter: %s", strerror(ret));
 	}
 
 	return NULL;
@@ -457,8 +436,8 @@ TEST_F_TIMEOUT(race, delete_vs_register, 120)
 	       r->count[0], r->count[1], r->count[2], r->count[3]);
 	ue_msg("deleted %ld, EBUSY %ld, ENOENT %ld\n", r->count[4],
 	       r->count[5], r->count[6]);
-	report_errors(_metadata, r);
-	ASSERT_EQ(0, r->nerrors);
+	ue_errors_report(_metadata, &r->errs);
+	ASSERT_EQ(0, r->errs.count);
 	ASSERT_NE(0, r->count[0]);
 	ASSERT_NE(0, r->count[4]);
 
@@ -538,8 +517,8 @@ TEST_F_TIMEOUT(race, close_vs_write, 120)
 	       CW2, deleted, busy);
 	ue_msg("writes: %u and %u succeeded, %ld and %ld EBADF; %ld records\n",
 	       r->nok[0], r->nok[1], r->ebadf[0], r->ebadf[1], records);
-	report_errors(_metadata, r);
-	ASSERT_EQ(0, r->nerrors);
+	ue_errors_report(_metadata, &r->errs);
+	ASSERT_EQ(0, r->errs.count);
 	ASSERT_LT(0, records);
 
 	/* The closed fds left no reference behind */
@@ -587,8 +566,8 @@ TEST_F_TIMEOUT(race, disable_vs_write, 120)
 	       toggles, r->nok[0], r->nok[1]);
 	ue_msg("records: %ld in the instance, %ld at the top level\n",
 	       inst, top);
-	report_errors(_metadata, r);
-	ASSERT_EQ(0, r->nerrors);
+	ue_errors_report(_metadata, &r->errs);
+	ASSERT_EQ(0, r->errs.count);
 	ASSERT_LT(0, inst + top);
 
 	close(r->fd);
@@ -666,8 +645,8 @@ TEST_F_TIMEOUT(race, perf_close_vs_write, 120)
 	ue_msg("%ld perf open/close rounds on %d CPUs, %ld with samples\n",
 	       rounds, ncpus, samples);
 	ue_msg("writes: %u and %u succeeded\n", r->nok[0], r->nok[1]);
-	report_errors(_metadata, r);
-	ASSERT_EQ(0, r->nerrors);
+	ue_errors_report(_metadata, &r->errs);
+	ASSERT_EQ(0, r->errs.count);
 
 	close(r->fd);
 	r->fd = -1;
@@ -702,14 +681,16 @@ static void *open_thread(void *data)
 		fd = ue_open(ue_event_file(NULL, OV, file), O_WRONLY);
 		if (fd == -1) {
 			if (errno != ENOENT && errno != ENODEV)
-				fail(r, "open %s: %s", file, strerror(errno));
+				ue_fail(&r->errs, "open %s: %s", file,
+					strerror(errno));
 			__atomic_add_fetch(&r->count[1], 1, __ATOMIC_RELAXED);
 			continue;
 		}
 		__atomic_add_fetch(&r->count[0], 1, __ATOMIC_RELAXED);
 		/* Disabling is always fine, and keeps it deletable */
 		if (n % 3 == 1 && write(fd, "0\n", 2) != 2 && errno != ENODEV)
-			fail(r, "write 0 to enable: %s", strerror(errno));
+			ue_fail(&r->errs, "write 0 to enable: %s",
+				strerror(errno));
 		close(fd);
 	}
 
@@ -738,8 +719,8 @@ TEST_F_TIMEOUT(race, open_vs_delete, 120)
 
 	ue_msg("%ld create/delete cycles; %ld opens of its files, %ld refused\n",
 	       cycles, r->count[0], r->count[1]);
-	report_errors(_metadata, r);
-	ASSERT_EQ(0, r->nerrors);
+	ue_errors_report(_metadata, &r->errs);
+	ASSERT_EQ(0, r->errs.count);
 	ret = ue_del(OV);
 	ASSERT_TRUE(ret == 0 || ret == ENOENT);
 }
@@ -820,8 +801,8 @@ TEST_F_TIMEOUT(race, register_vs_write, 120)
 	       r->gen, GROW + 1, ue_now_ms() - t0);
 	ue_msg("writes: %u and %u succeeded, %ld records\n", r->nok[0],
 	       r->nok[1], records);
-	report_errors(_metadata, r);
-	ASSERT_EQ(0, r->nerrors);
+	ue_errors_report(_metadata, &r->errs);
+	ASSERT_EQ(0, r->errs.count);
 
 	/* All those fds closed, nothing holds the events */
 	ASSERT_EQ(0, ue_del(GW));

@@ -21,7 +21,6 @@
  * UE_OPEN_DELETE=1 also opens the enable files of events being deleted.
  */
 #include <pthread.h>
-#include <stdarg.h>
 #include <sys/syscall.h>
 #include <linux/perf_event.h>
 
@@ -36,7 +35,6 @@
 #define NR_IDS		(NR_WRITERS + 1)
 #define CYCLER_WRITES	6	/* per open fd */
 #define NR_CHURN	8	/* churn events c0..c7 (ioctl), d0..d7 (dyn) */
-#define MAX_ERRORS	16
 #define DEFAULT_ITERS	3000
 /* Writers may run this far ahead of the other threads' progress */
 #define WRITE_AHEAD	16
@@ -86,29 +84,13 @@ struct stress {
 	pthread_t threads[NR_WRITERS + NR_CHURNERS];
 	int nthreads;
 
-	pthread_mutex_t lock;
-	int nerrors;
-	char errors[MAX_ERRORS][256];
+	struct ue_errors errs;
 };
 
 struct writer_arg {
 	struct stress *s;
 	int id;
 };
-
-static void fail(struct stress *s, const char *fmt, ...)
-{
-	va_list ap;
-
-	pthread_mutex_lock(&s->lock);
-	if (s->nerrors < MAX_ERRORS) {
-		va_start(ap, fmt);
-		vsnprintf(s->errors[s->nerrors], sizeof(s->errors[0]), fmt, ap);
-		va_end(ap);
-	}
-	s->nerrors++;
-	pthread_mutex_unlock(&s->lock);
-}
 
 static int stopped(struct stress *s)
 {
@@ -166,8 +148,9 @@ static void write_record(struct stress *s, int fd, __u32 idx, int id,
 		s->ok[id][seq] = 1;
 		s->nok[id]++;
 	} else {
-		fail(s, "writer %d seq %u (phase %d): write returned %zd (%s)",
-		     id, seq, s->phase, ret, ret == -1 ? strerror(errno) : "short");
+		ue_fail(&s->errs, "writer %d seq %u (phase %d): write returned %zd (%s)",
+			id, seq, s->phase, ret,
+			ret == -1 ? strerror(errno) : "short");
 	}
 }
 
@@ -215,32 +198,35 @@ static void *regdel_thread(void *data)
 		snprintf(name, sizeof(name), PREFIX "c%u", i % NR_CHURN);
 		fd = ue_open_data();
 		if (fd == -1) {
-			fail(s, "regdel: open: %s", strerror(errno));
+			ue_fail(&s->errs, "regdel: open: %s", strerror(errno));
 			break;
 		}
 		ret = ue_reg(fd, cmd, &reg);
 		if (ret || reg.write_index != 0 || !reg.status_index ||
 		    reg.status_index >= UE_PAGE_SIZE)
-			fail(s, "regdel: register %s: %s, indexes %u %u", name,
-			     strerror(ret), reg.status_index, reg.write_index);
+			ue_fail(&s->errs, "regdel: register %s: %s, indexes %u %u",
+				name, strerror(ret), reg.status_index,
+				reg.write_index);
 		val = i;
 		if (!ret && ue_emit(fd, 0, &val, sizeof(val)) != 8)
-			fail(s, "regdel: write %s: %s", name, strerror(errno));
+			ue_fail(&s->errs, "regdel: write %s: %s", name,
+				strerror(errno));
 		close(fd);
 
 		ret = ue_del(name);
 		if (ret && ret != EBUSY)
-			fail(s, "regdel: delete %s: %s", name, strerror(ret));
+			ue_fail(&s->errs, "regdel: delete %s: %s", name,
+				strerror(ret));
 		s->count[T_REGDEL][ret ? 1 : 0]++;
 
 		snprintf(cmd, sizeof(cmd), "u:" PREFIX "d%u u32 a", i % NR_CHURN);
 		ret = ue_dyn(cmd);
 		if (ret)
-			fail(s, "regdel: %s: %s", cmd, strerror(ret));
+			ue_fail(&s->errs, "regdel: %s: %s", cmd, strerror(ret));
 		snprintf(cmd, sizeof(cmd), "!u:" PREFIX "d%u", (i + 3) % NR_CHURN);
 		ret = ue_dyn(cmd);
 		if (ret && ret != EBUSY && ret != ENOENT)
-			fail(s, "regdel: %s: %s", cmd, strerror(ret));
+			ue_fail(&s->errs, "regdel: %s: %s", cmd, strerror(ret));
 		s->count[T_REGDEL][ret ? 3 : 2]++;
 		progress(s);
 	}
@@ -272,8 +258,8 @@ static void *enable_thread(void *data)
 			if (!ret)
 				ret = ue_enable(NULL, name, false);
 			if (ret)
-				fail(s, "enable: toggle %s: %s", name,
-				     strerror(ret));
+				ue_fail(&s->errs, "enable: toggle %s: %s",
+					name, strerror(ret));
 			s->count[T_ENABLE][0]++;
 			progress(s);
 			continue;
@@ -284,8 +270,8 @@ static void *enable_thread(void *data)
 			if (!ret)
 				ret = ue_write_file(sys_enable, "0\n", O_TRUNC);
 			if (ret)
-				fail(s, "enable: %s: %s", sys_enable,
-				     strerror(ret));
+				ue_fail(&s->errs, "enable: %s: %s", sys_enable,
+					strerror(ret));
 			s->count[T_ENABLE][2]++;
 			progress(s);
 			continue;
@@ -297,13 +283,14 @@ static void *enable_thread(void *data)
 			/* Enabled: it cannot have been deleted since */
 			ret = ue_enable(NULL, name, false);
 			if (ret)
-				fail(s, "enable: disable %s after enabling it: %s",
-				     name, strerror(ret));
+				ue_fail(&s->errs, "enable: disable %s after enabling it: %s",
+					name, strerror(ret));
 			s->count[T_ENABLE][0]++;
 		} else if (ret == ENOENT || ret == ENODEV) {
 			s->count[T_ENABLE][1]++;
 		} else {
-			fail(s, "enable: enable %s: %s", name, strerror(ret));
+			ue_fail(&s->errs, "enable: enable %s: %s", name,
+				strerror(ret));
 		}
 		progress(s);
 	}
@@ -326,15 +313,15 @@ static void *perf_thread(void *data)
 			k = (i / 2) % NR_EVENTS;
 			fd = perf_open_tp(s->event_id[k], cpu);
 			if (fd == -1) {
-				fail(s, "perf: open %s on cpu %d: %s",
-				     event_name(k), cpu, strerror(errno));
+				ue_fail(&s->errs, "perf: open %s on cpu %d: %s",
+					event_name(k), cpu, strerror(errno));
 				continue;
 			}
 			/* Attached when perf_event_open() returns */
 			if (!(s->status[s->status_index[k]] & EVENT_STATUS_PERF))
-				fail(s, "perf: %s open, status byte 0x%x",
-				     event_name(k),
-				     s->status[s->status_index[k]]);
+				ue_fail(&s->errs, "perf: %s open, status byte 0x%x",
+					event_name(k),
+					s->status[s->status_index[k]]);
 			s->count[T_PERF][0]++;
 		} else {
 			snprintf(name, sizeof(name), PREFIX "%c%u",
@@ -350,8 +337,8 @@ static void *perf_thread(void *data)
 				/* Deleted since its id was read */
 				if (errno != EINVAL && errno != ENOENT &&
 				    errno != ENODEV)
-					fail(s, "perf: open %s (id %d): %s",
-					     name, id, strerror(errno));
+					ue_fail(&s->errs, "perf: open %s (id %d): %s",
+						name, id, strerror(errno));
 				s->count[T_PERF][2]++;
 				progress(s);
 				continue;
@@ -385,15 +372,17 @@ static void *grow_thread(void *data)
 		snprintf(cmd, sizeof(cmd), PREFIX "g%u u32 a", i);
 		ret = ue_reg(s->fds[k], cmd, &reg);
 		if (ret || reg.write_index != 1 + i / NR_EVENTS) {
-			fail(s, "grow: register %s on fd %d: %s, write index %u (want %u)",
-			     cmd, k, strerror(ret), reg.write_index,
-			     1 + i / NR_EVENTS);
+			ue_fail(&s->errs,
+				"grow: register %s on fd %d: %s, write index %u (want %u)",
+				cmd, k, strerror(ret), reg.write_index,
+				1 + i / NR_EVENTS);
 			break;
 		}
 		/* The new index works right away */
 		val = i;
 		if (ue_emit(s->fds[k], reg.write_index, &val, sizeof(val)) != 8)
-			fail(s, "grow: write %s: %s", cmd, strerror(errno));
+			ue_fail(&s->errs, "grow: write %s: %s", cmd,
+				strerror(errno));
 		s->count[T_GROW][0]++;
 		progress(s);
 	}
@@ -417,7 +406,7 @@ static void *cycle_thread(void *data)
 	for (i = 0; i < s->iters[T_CYCLE] && !stopped(s); i++) {
 		fd = ue_open_data();
 		if (fd == -1) {
-			fail(s, "cycle: open: %s", strerror(errno));
+			ue_fail(&s->errs, "cycle: open: %s", strerror(errno));
 			break;
 		}
 		for (k = 0; k < NR_EVENTS; k++) {
@@ -426,9 +415,9 @@ static void *cycle_thread(void *data)
 			ret = ue_reg(fd, cmd, &reg);
 			if (ret || reg.write_index != (__u32)k ||
 			    reg.status_index != s->status_index[k])
-				fail(s, "cycle: register %s: %s, indexes %u %u",
-				     event_name(k), strerror(ret),
-				     reg.status_index, reg.write_index);
+				ue_fail(&s->errs, "cycle: register %s: %s, indexes %u %u",
+					event_name(k), strerror(ret),
+					reg.status_index, reg.write_index);
 		}
 		for (j = 0; j < CYCLER_WRITES; j++) {
 			unsigned int seq = s->cycler_seq++;
@@ -457,17 +446,18 @@ static void *status_thread(void *data)
 	for (i = 0; i < s->iters[T_STATUS] && !stopped(s); i++) {
 		text = ue_read_file("user_events_status");
 		if (!text) {
-			fail(s, "status: read: %s", strerror(errno));
+			ue_fail(&s->errs, "status: read: %s", strerror(errno));
 			break;
 		}
 		p = strstr(text, "\nActive: ");
 		if (!p || sscanf(p, "\nActive: %d\nBusy: %d\nMax: %d",
 				 &active, &busy, &max) != 3) {
-			fail(s, "status: no counters in \"%.100s\"", text);
+			ue_fail(&s->errs, "status: no counters in \"%.100s\"",
+				text);
 		} else if (max != 4096 || busy < 0 || busy > active ||
 			   active > 4095 || active < s->active0 + NR_EVENTS) {
-			fail(s, "status: Active %d Busy %d Max %d (Active at start %d)",
-			     active, busy, max, s->active0);
+			ue_fail(&s->errs, "status: Active %d Busy %d Max %d (Active at start %d)",
+				active, busy, max, s->active0);
 		}
 		for (k = 0; k < NR_EVENTS; k++) {
 			/* Enabled in the instance throughout phase 1 */
@@ -475,13 +465,16 @@ static void *status_thread(void *data)
 				 s->status_index[k], event_name(k));
 			if (strncmp(text, line + 1, strlen(line + 1)) &&
 			    !strstr(text, line))
-				fail(s, "status: no line \"%s\"", line + 1);
+				ue_fail(&s->errs, "status: no line \"%s\"",
+					line + 1);
 			if (!(s->status[s->status_index[k]] & EVENT_STATUS_FTRACE))
-				fail(s, "status: byte of %s is 0x%x", event_name(k),
-				     s->status[s->status_index[k]]);
+				ue_fail(&s->errs, "status: byte of %s is 0x%x",
+					event_name(k),
+					s->status[s->status_index[k]]);
 		}
 		if (s->status[0])
-			fail(s, "status: byte 0 is 0x%x", s->status[0]);
+			ue_fail(&s->errs, "status: byte 0 is 0x%x",
+				s->status[0]);
 		free(text);
 		s->count[T_STATUS][0]++;
 		progress(s);
@@ -520,7 +513,7 @@ FIXTURE_SETUP(stress)
 
 	ue_instance_remove(INSTANCE);
 	ue_cleanup_events(PREFIX);
-	pthread_mutex_init(&s->lock, NULL);
+	ue_errors_init(&s->errs);
 	s->ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	if (s->ncpus < 1)
 		s->ncpus = 1;
@@ -562,16 +555,6 @@ static int start(struct stress *s, void *(*fn)(void *), void *arg)
 	return ret;
 }
 
-static void report_errors(struct __test_metadata *_metadata, struct stress *s)
-{
-	int i;
-
-	for (i = 0; i < s->nerrors && i < MAX_ERRORS; i++)
-		TH_LOG("%s", s->errors[i]);
-	if (s->nerrors > MAX_ERRORS)
-		TH_LOG("... and %d more errors", s->nerrors - MAX_ERRORS);
-}
-
 /* Sum of the overrun counters of the instance's per-CPU buffers */
 static long instance_overruns(int ncpus)
 {
@@ -598,7 +581,7 @@ static long instance_overruns(int ncpus)
  * Check the records of the instance against the successful writes:
  * each record is a successful write of this phase, recorded once; with
  * @exact, each successful write has its record.  Returns the number of
- * records; errors go to s->errors.
+ * records; errors go to s->errs.
  */
 static long account(struct stress *s, bool exact)
 {
@@ -615,7 +598,8 @@ static long account(struct stress *s, bool exact)
 		char *line, *next;
 
 		if (!text) {
-			fail(s, "cannot read the trace of %s", INSTANCE);
+			ue_fail(&s->errs, "cannot read the trace of %s",
+				INSTANCE);
 			continue;
 		}
 		for (line = text; *line; line = next) {
@@ -627,18 +611,19 @@ static long account(struct stress *s, bool exact)
 			    seq >= s->writes[w] || phase != (unsigned int)s->phase ||
 			    (w != CYCLER && w / 2 != (unsigned int)k) ||
 			    (w == CYCLER && seq % NR_EVENTS != (unsigned int)k)) {
-				fail(s, "%s: unexpected record \"%s\"",
-				     event_name(k), line);
+				ue_fail(&s->errs, "%s: unexpected record \"%s\"",
+					event_name(k), line);
 				continue;
 			}
 			if (!seen[w])
 				continue;
 			if (seen[w][seq]++)
-				fail(s, "%s: writer %u seq %u recorded twice",
-				     event_name(k), w, seq);
+				ue_fail(&s->errs, "%s: writer %u seq %u recorded twice",
+					event_name(k), w, seq);
 			if (!s->ok[w][seq])
-				fail(s, "%s: writer %u seq %u recorded but the write failed",
-				     event_name(k), w, seq);
+				ue_fail(&s->errs,
+					"%s: writer %u seq %u recorded but the write failed",
+					event_name(k), w, seq);
 		}
 		free(text);
 	}
@@ -651,8 +636,9 @@ static long account(struct stress *s, bool exact)
 				first = seq;
 		}
 		if (lost)
-			fail(s, "writer %d: %u successful writes not recorded (first: seq %u)",
-			     id, lost, first);
+			ue_fail(&s->errs,
+				"writer %d: %u successful writes not recorded (first: seq %u)",
+				id, lost, first);
 	}
 	for (id = 0; id < NR_IDS; id++)
 		free(seen[id]);
@@ -755,8 +741,8 @@ TEST_F_TIMEOUT(stress, concurrent, 600)
 	ASSERT_EQ(0, overruns) {
 		TH_LOG("the trace buffer was too small: raise buffer_size_kb");
 	}
-	report_errors(_metadata, s);
-	ASSERT_EQ(0, s->nerrors);
+	ue_errors_report(_metadata, &s->errs);
+	ASSERT_EQ(0, s->errs.count);
 
 	/*
 	 * Phase 2: the writers' events are enabled and disabled in the
@@ -781,13 +767,13 @@ TEST_F_TIMEOUT(stress, concurrent, 600)
 		k = t % NR_EVENTS;
 		ret = ue_enable(INSTANCE, event_name(k), on);
 		if (ret)
-			fail(s, "phase 2: enable %s %d: %s", event_name(k), on,
-			     strerror(ret));
+			ue_fail(&s->errs, "phase 2: enable %s %d: %s",
+				event_name(k), on, strerror(ret));
 		/* The byte follows: nothing else is attached now */
 		if (self->status[s->status_index[k]] != (on ? EVENT_STATUS_FTRACE : 0))
-			fail(s, "phase 2: %s %s, status byte 0x%x", event_name(k),
-			     on ? "enabled" : "disabled",
-			     self->status[s->status_index[k]]);
+			ue_fail(&s->errs, "phase 2: %s %s, status byte 0x%x",
+				event_name(k), on ? "enabled" : "disabled",
+				self->status[s->status_index[k]]);
 		progress(s);
 		usleep(1000);
 	}
@@ -800,8 +786,8 @@ TEST_F_TIMEOUT(stress, concurrent, 600)
 	       s->total, t1 - t0, records,
 	       s->nok[0] + s->nok[1] + s->nok[2] + s->nok[3] +
 	       s->nok[4] + s->nok[5]);
-	report_errors(_metadata, s);
-	ASSERT_EQ(0, s->nerrors);
+	ue_errors_report(_metadata, &s->errs);
+	ASSERT_EQ(0, s->errs.count);
 
 	/* No reference left: with the fds closed, every event goes */
 	for (k = 0; k < NR_EVENTS; k++) {

@@ -12,6 +12,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -662,6 +664,51 @@ static inline int ue_status_indexes(__u8 *used)
 	free(text);
 
 	return count;
+}
+
+/*
+ * Errors found by the threads of a test while it runs, logged at its end:
+ * the first UE_MAX_ERRORS of them, and how many there were in all.
+ */
+#define UE_MAX_ERRORS		16
+
+struct ue_errors {
+	pthread_mutex_t lock;
+	int count;
+	char msg[UE_MAX_ERRORS][256];
+};
+
+static inline void ue_errors_init(struct ue_errors *e)
+{
+	pthread_mutex_init(&e->lock, NULL);
+	e->count = 0;
+}
+
+/* Record an error (printf() format); any thread may call it */
+static inline void ue_fail(struct ue_errors *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&e->lock);
+	if (e->count < UE_MAX_ERRORS) {
+		va_start(ap, fmt);
+		vsnprintf(e->msg[e->count], sizeof(e->msg[0]), fmt, ap);
+		va_end(ap);
+	}
+	e->count++;
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* Log the recorded errors to the report of the running test */
+static inline void ue_errors_report(struct __test_metadata *_metadata,
+				    const struct ue_errors *e)
+{
+	int i;
+
+	for (i = 0; i < e->count && i < UE_MAX_ERRORS; i++)
+		TH_LOG("%s", e->msg[i]);
+	if (e->count > UE_MAX_ERRORS)
+		TH_LOG("... and %d more errors", e->count - UE_MAX_ERRORS);
 }
 
 #endif /* _USER_EVENTS_SELFTESTS_H */
