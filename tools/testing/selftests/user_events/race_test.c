@@ -36,8 +36,7 @@
 struct race {
 	int stop;
 	long long deadline;
-	pthread_t threads[8];
-	int nthreads;
+	struct ue_threads threads;
 
 	/*
 	 * Shared with the writers: generation gen (0: none yet) writes to
@@ -75,21 +74,10 @@ static bool running(struct race *r)
 	       ue_now_ms() < r->deadline;
 }
 
-static int start(struct race *r, void *(*fn)(void *), void *arg)
-{
-	int ret = pthread_create(&r->threads[r->nthreads], NULL, fn, arg);
-
-	if (!ret)
-		r->nthreads++;
-
-	return ret;
-}
-
 static void join_all(struct race *r)
 {
 	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
-	while (r->nthreads > 0)
-		pthread_join(r->threads[--r->nthreads], NULL);
+	ue_threads_join(&r->threads);
 	__atomic_store_n(&r->stop, 0, __ATOMIC_RELEASE);
 }
 
@@ -225,7 +213,7 @@ static int start_writers(struct race *r, struct writer_arg *args)
 	for (i = 0; i < NR_WRITERS; i++) {
 		args[i].r = r;
 		args[i].id = i;
-		ret = start(r, writer_thread, &args[i]);
+		ret = ue_thread_start(&r->threads, writer_thread, &args[i]);
 		if (ret)
 			return ret;
 	}
@@ -424,10 +412,10 @@ TEST_F_TIMEOUT(race, delete_vs_register, 120)
 	struct race *r = &self->r;
 	int ret;
 
-	ASSERT_EQ(0, start(r, registrar_thread, r));
-	ASSERT_EQ(0, start(r, registrar_thread, r));
-	ASSERT_EQ(0, start(r, dyn_create_thread, r));
-	ASSERT_EQ(0, start(r, deleter_thread, r));
+	ASSERT_EQ(0, ue_thread_start(&r->threads, registrar_thread, r));
+	ASSERT_EQ(0, ue_thread_start(&r->threads, registrar_thread, r));
+	ASSERT_EQ(0, ue_thread_start(&r->threads, dyn_create_thread, r));
+	ASSERT_EQ(0, ue_thread_start(&r->threads, deleter_thread, r));
 	while (running(r))
 		usleep(100000);
 	join_all(r);
@@ -705,8 +693,8 @@ TEST_F_TIMEOUT(race, open_vs_delete, 120)
 
 	if (ue_env_long("UE_OPEN_DELETE", 0) != 1)
 		SKIP(return, "use-after-free in the base, UE_OPEN_DELETE=1 runs it");
-	ASSERT_EQ(0, start(r, open_thread, r));
-	ASSERT_EQ(0, start(r, open_thread, r));
+	ASSERT_EQ(0, ue_thread_start(&r->threads, open_thread, r));
+	ASSERT_EQ(0, ue_thread_start(&r->threads, open_thread, r));
 	while (running(r)) {
 		ASSERT_EQ(0, ue_dyn("u:" OV " u32 a"));
 		ret = cycles & 1 ? ue_dyn("!u:" OV) : ue_del(OV);

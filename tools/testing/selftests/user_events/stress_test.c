@@ -81,8 +81,7 @@ struct stress {
 	/* Per-thread counters for the report */
 	long count[NR_CHURNERS][4];
 
-	pthread_t threads[NR_WRITERS + NR_CHURNERS];
-	int nthreads;
+	struct ue_threads threads;
 
 	struct ue_errors errs;
 };
@@ -496,8 +495,7 @@ static void join_all(struct stress *s, bool stop)
 {
 	if (stop)
 		__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
-	while (s->nthreads > 0)
-		pthread_join(s->threads[--s->nthreads], NULL);
+	ue_threads_join(&s->threads);
 	__atomic_store_n(&s->stop, 0, __ATOMIC_RELEASE);
 }
 
@@ -543,16 +541,6 @@ FIXTURE_TEARDOWN(stress)
 		close(self->status_fd);
 	ue_instance_remove(INSTANCE);
 	ue_cleanup_events(PREFIX);
-}
-
-static int start(struct stress *s, void *(*fn)(void *), void *arg)
-{
-	int ret = pthread_create(&s->threads[s->nthreads], NULL, fn, arg);
-
-	if (!ret)
-		s->nthreads++;
-
-	return ret;
 }
 
 /* Sum of the overrun counters of the instance's per-CPU buffers */
@@ -703,16 +691,17 @@ TEST_F_TIMEOUT(stress, concurrent, 600)
 	/* Phase 1: everything at once, the written events always enabled */
 	s->phase = 1;
 	t0 = ue_now_ms();
-	ASSERT_EQ(0, start(s, regdel_thread, s));
-	ASSERT_EQ(0, start(s, enable_thread, s));
-	ASSERT_EQ(0, start(s, perf_thread, s));
-	ASSERT_EQ(0, start(s, grow_thread, s));
-	ASSERT_EQ(0, start(s, cycle_thread, s));
-	ASSERT_EQ(0, start(s, status_thread, s));
+	ASSERT_EQ(0, ue_thread_start(&s->threads, regdel_thread, s));
+	ASSERT_EQ(0, ue_thread_start(&s->threads, enable_thread, s));
+	ASSERT_EQ(0, ue_thread_start(&s->threads, perf_thread, s));
+	ASSERT_EQ(0, ue_thread_start(&s->threads, grow_thread, s));
+	ASSERT_EQ(0, ue_thread_start(&s->threads, cycle_thread, s));
+	ASSERT_EQ(0, ue_thread_start(&s->threads, status_thread, s));
 	for (k = 0; k < NR_WRITERS; k++) {
 		self->args[k].s = s;
 		self->args[k].id = k;
-		ASSERT_EQ(0, start(s, writer_thread, &self->args[k]));
+		ASSERT_EQ(0, ue_thread_start(&s->threads, writer_thread,
+					     &self->args[k]));
 	}
 	/* All threads end by themselves after their iterations */
 	join_all(s, false);
@@ -760,7 +749,8 @@ TEST_F_TIMEOUT(stress, concurrent, 600)
 	}
 	t0 = ue_now_ms();
 	for (k = 0; k < NR_WRITERS; k++)
-		ASSERT_EQ(0, start(s, writer_thread, &self->args[k]));
+		ASSERT_EQ(0, ue_thread_start(&s->threads, writer_thread,
+					     &self->args[k]));
 	for (t = 0; t < s->total; t++) {
 		bool on = !(t & 1);
 

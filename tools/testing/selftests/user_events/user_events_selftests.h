@@ -711,4 +711,33 @@ static inline void ue_errors_report(struct __test_metadata *_metadata,
 		TH_LOG("... and %d more errors", e->count - UE_MAX_ERRORS);
 }
 
+/* Threads of a test, started one by one and joined all at once */
+#define UE_MAX_THREADS		16
+
+struct ue_threads {
+	pthread_t id[UE_MAX_THREADS];
+	int count;
+};
+
+/* Run @fn(@arg) in one more thread of @t; 0 or an errno value */
+static inline int ue_thread_start(struct ue_threads *t, void *(*fn)(void *),
+				  void *arg)
+{
+	int ret = EAGAIN;
+
+	if (t->count < UE_MAX_THREADS)
+		ret = pthread_create(&t->id[t->count], NULL, fn, arg);
+	if (!ret)
+		t->count++;
+
+	return ret;
+}
+
+/* Wait for every thread of @t to end */
+static inline void ue_threads_join(struct ue_threads *t)
+{
+	while (t->count > 0)
+		pthread_join(t->id[--t->count], NULL);
+}
+
 #endif /* _USER_EVENTS_SELFTESTS_H */
