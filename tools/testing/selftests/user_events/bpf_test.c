@@ -99,16 +99,8 @@ static int prog_load(int map_fd, char *log, size_t log_size)
 /* Opens the event's perf event with the program attached and enabled */
 static int perf_attach_bpf(int id, int prog_fd)
 {
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_TRACEPOINT,
-		.size = sizeof(attr),
-		.config = id,
-		.sample_period = 1,
-	};
-	int fd;
+	int fd = ue_perf_open(id, 0, -1);
 
-	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1,
-		     PERF_FLAG_FD_CLOEXEC);
 	if (fd == -1)
 		return -1;
 	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) ||

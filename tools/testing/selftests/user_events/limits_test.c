@@ -14,9 +14,7 @@
  * - the maximum payload carrying dynamic data up to its last byte, or
  *   fixed fields that fill it; the dynamic_events line length limit.
  */
-#include <sys/syscall.h>
 #include <sys/wait.h>
-#include <linux/perf_event.h>
 
 #include "user_events_selftests.h"
 
@@ -33,8 +31,7 @@
 FIXTURE(lim) {
 	int fd;
 	int fd2;
-	int perf_fd[2];
-	void *ring[2];
+	struct ue_perf_ring perf[2];
 	int status_fd;
 	__u8 *status;
 	int active0;
@@ -46,8 +43,8 @@ FIXTURE_SETUP(lim)
 
 	self->fd = -1;
 	self->fd2 = -1;
-	self->perf_fd[0] = -1;
-	self->perf_fd[1] = -1;
+	self->perf[0].fd = -1;
+	self->perf[1].fd = -1;
 	self->status_fd = -1;
 	UE_SKIP_IF_UNAVAILABLE();
 
@@ -66,12 +63,8 @@ FIXTURE_TEARDOWN(lim)
 {
 	int active, busy, max, k;
 
-	for (k = 0; k < 2; k++) {
-		if (self->perf_fd[k] == -1)
-			continue;
-		munmap(self->ring[k], (1 + RING_PAGES) * UE_PAGE_SIZE);
-		close(self->perf_fd[k]);
-	}
+	for (k = 0; k < 2; k++)
+		ue_perf_ring_close(&self->perf[k]);
 	if (self->fd != -1)
 		close(self->fd);
 	if (self->fd2 != -1)
@@ -354,64 +347,6 @@ TEST_F_TIMEOUT(lim, close_with_many_refs, 600)
 	       REFS);
 }
 
-/* A sampling perf event on tracepoint @id for this task, with a ring */
-static int perf_open(int id, void **ring)
-{
-	struct perf_event_attr attr;
-	int fd;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PERF_TYPE_TRACEPOINT;
-	attr.size = sizeof(attr);
-	attr.config = id;
-	attr.sample_type = PERF_SAMPLE_RAW;
-	attr.sample_period = 1;
-
-	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1,
-		     PERF_FLAG_FD_CLOEXEC);
-	if (fd == -1)
-		return -1;
-	*ring = mmap(NULL, (1 + RING_PAGES) * UE_PAGE_SIZE,
-		     PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (*ring == MAP_FAILED) {
-		close(fd);
-		return -1;
-	}
-
-	return fd;
-}
-
-/*
- * The raw data of the first sample in @ring, copied to @raw (at most @max
- * bytes); returns its size, or -1 when there is no sample.
- */
-static int perf_first_raw(void *ring, void *raw, size_t max)
-{
-	struct perf_event_mmap_page *page = ring;
-	const __u8 *data = (__u8 *)ring + page->data_offset;
-	__u64 size = page->data_size, head, pos;
-	struct perf_event_header hdr;
-	__u32 raw_size;
-	size_t i;
-
-	head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
-	for (pos = page->data_tail; pos < head; pos += hdr.size) {
-		for (i = 0; i < sizeof(hdr); i++)
-			((__u8 *)&hdr)[i] = data[(pos + i) % size];
-		if (!hdr.size)
-			break;
-		if (hdr.type != PERF_RECORD_SAMPLE)
-			continue;
-		for (i = 0; i < sizeof(raw_size); i++)
-			((__u8 *)&raw_size)[i] = data[(pos + sizeof(hdr) + i) % size];
-		for (i = 0; i < raw_size && i < max; i++)
-			((__u8 *)raw)[i] = data[(pos + sizeof(hdr) + 4 + i) % size];
-		return raw_size;
-	}
-
-	return -1;
-}
-
 /*
  * The largest payload, its dynamic data reaching the last byte: recorded
  * whole (checked byte for byte in a perf sample, and once in ftrace); one
@@ -429,7 +364,7 @@ TEST_F(lim, max_payload_dynamic_data)
 	const size_t fixed = 8, room = MAX_PAYLOAD - fixed;
 	const char *names[2] = { PREFIX "rel", PREFIX "dl" };
 	struct user_reg regs[2];
-	int k, size;
+	int k, size, ret;
 	char *text;
 
 	ASSERT_EQ(0, ue_instance_create(INSTANCE));
@@ -439,10 +374,10 @@ TEST_F(lim, max_payload_dynamic_data)
 			    &regs[1]));
 	for (k = 0; k < 2; k++) {
 		ASSERT_EQ(0, ue_enable(INSTANCE, names[k], true));
-		self->perf_fd[k] = perf_open(ue_event_id(names[k]),
-					     &self->ring[k]);
-		ASSERT_NE(-1, self->perf_fd[k]) {
-			TH_LOG("perf_event_open: %s", strerror(errno));
+		ret = ue_perf_ring_open(&self->perf[k], ue_event_id(names[k]),
+					RING_PAGES);
+		ASSERT_EQ(0, ret) {
+			TH_LOG("perf event of %s: %s", names[k], strerror(ret));
 		}
 	}
 
@@ -484,7 +419,7 @@ TEST_F(lim, max_payload_dynamic_data)
 
 	for (k = 0; k < 2; k++) {
 		/* perf got the record: common fields, then the payload */
-		size = perf_first_raw(self->ring[k], raw, sizeof(raw));
+		size = ue_perf_raw_sample(&self->perf[k], 0, raw, sizeof(raw));
 		ASSERT_LE(COMMON_SIZE + MAX_PAYLOAD, size);
 		buf.n = k ? 3 : 1;
 		buf.loc = k ? DYN_LOC(COMMON_SIZE + fixed, room) : DYN_LOC(0, room);
@@ -492,9 +427,7 @@ TEST_F(lim, max_payload_dynamic_data)
 			TH_LOG("%s: the perf sample differs from the payload",
 			       names[k]);
 		}
-		munmap(self->ring[k], (1 + RING_PAGES) * UE_PAGE_SIZE);
-		close(self->perf_fd[k]);
-		self->perf_fd[k] = -1;
+		ue_perf_ring_close(&self->perf[k]);
 
 		/*
 		 * ftrace too, once; its text is too long for a trace line

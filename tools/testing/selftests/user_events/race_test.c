@@ -21,7 +21,6 @@
  * UE_OPEN_DELETE=1 runs the race of open() with deletion, see below.
  */
 #include <pthread.h>
-#include <sys/syscall.h>
 #include <linux/perf_event.h>
 
 #include "user_events_selftests.h"
@@ -230,21 +229,6 @@ static void publish(struct race *r, int fd, __u32 nidx)
 	__atomic_store_n(&r->fd_of[gen % NR_GENS], fd, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->nidx_of[gen % NR_GENS], nidx, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->gen, gen, __ATOMIC_RELEASE);
-}
-
-static int perf_open_tp(int id, int cpu)
-{
-	struct perf_event_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PERF_TYPE_TRACEPOINT;
-	attr.size = sizeof(attr);
-	attr.config = id;
-	attr.sample_period = 1;
-	attr.sample_type = PERF_SAMPLE_RAW;
-
-	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1,
-		       PERF_FLAG_FD_CLOEXEC);
 }
 
 FIXTURE(race) {
@@ -597,7 +581,7 @@ TEST_F_TIMEOUT(race, perf_close_vs_write, 120)
 		bool rings = rounds & 1;
 
 		for (cpu = 0; cpu < ncpus; cpu++) {
-			fds[cpu] = perf_open_tp(id, cpu);
+			fds[cpu] = ue_perf_open(id, -1, cpu);
 			ASSERT_NE(-1, fds[cpu]) {
 				TH_LOG("perf_event_open on cpu %d: %s", cpu,
 				       strerror(errno));

@@ -21,8 +21,6 @@
  * UE_OPEN_DELETE=1 also opens the enable files of events being deleted.
  */
 #include <pthread.h>
-#include <sys/syscall.h>
-#include <linux/perf_event.h>
 
 #include "user_events_selftests.h"
 
@@ -108,21 +106,6 @@ static const char * const event_names[NR_EVENTS] = {
 static const char *event_name(int k)
 {
 	return event_names[k];
-}
-
-static int perf_open_tp(int id, int cpu)
-{
-	struct perf_event_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PERF_TYPE_TRACEPOINT;
-	attr.size = sizeof(attr);
-	attr.config = id;
-	attr.sample_period = 1;
-	attr.sample_type = PERF_SAMPLE_RAW;
-
-	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1,
-		       PERF_FLAG_FD_CLOEXEC);
 }
 
 /* Write record @seq of writer @id for event @k on @fd at index @idx */
@@ -310,7 +293,7 @@ static void *perf_thread(void *data)
 
 		if (i & 1) {
 			k = (i / 2) % NR_EVENTS;
-			fd = perf_open_tp(s->event_id[k], cpu);
+			fd = ue_perf_open(s->event_id[k], -1, cpu);
 			if (fd == -1) {
 				ue_fail(&s->errs, "perf: open %s on cpu %d: %s",
 					event_name(k), cpu, strerror(errno));
@@ -331,7 +314,7 @@ static void *perf_thread(void *data)
 				progress(s);
 				continue;
 			}
-			fd = perf_open_tp(id, cpu);
+			fd = ue_perf_open(id, -1, cpu);
 			if (fd == -1) {
 				/* Deleted since its id was read */
 				if (errno != EINVAL && errno != ENOENT &&

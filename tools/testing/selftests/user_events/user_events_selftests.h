@@ -22,10 +22,12 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/perf_event.h>
 #include <linux/user_events.h>
 
 #include "../kselftest_harness.h"
@@ -738,6 +740,105 @@ static inline void ue_threads_join(struct ue_threads *t)
 {
 	while (t->count > 0)
 		pthread_join(t->id[--t->count], NULL);
+}
+
+/*
+ * A perf event on tracepoint @id that samples every hit with its raw
+ * record, for task @pid on @cpu as perf_event_open() takes them; the fd,
+ * or -1 and errno
+ */
+static inline int ue_perf_open(int id, pid_t pid, int cpu)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.size = sizeof(attr);
+	attr.config = id;
+	attr.sample_period = 1;
+	attr.sample_type = PERF_SAMPLE_RAW;
+
+	return syscall(__NR_perf_event_open, &attr, pid, cpu, -1,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+/* A perf event of this task with its ring buffer mapped */
+struct ue_perf_ring {
+	int fd;			/* -1 when not open */
+	void *map;
+	size_t size;		/* of the mapping: a header page, then data */
+};
+
+/*
+ * ue_perf_open() for this task on any CPU, with a ring buffer of @pages
+ * data pages (a power of two); 0, or errno with ring->fd -1
+ */
+static inline int ue_perf_ring_open(struct ue_perf_ring *ring, int id,
+				    unsigned int pages)
+{
+	int err;
+
+	ring->size = (1 + pages) * UE_PAGE_SIZE;
+	ring->fd = ue_perf_open(id, 0, -1);
+	if (ring->fd == -1)
+		return errno;
+	ring->map = mmap(NULL, ring->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 ring->fd, 0);
+	if (ring->map == MAP_FAILED) {
+		err = errno;
+		close(ring->fd);
+		ring->fd = -1;
+		return err;
+	}
+
+	return 0;
+}
+
+/* Unmap and close @ring, if it is open */
+static inline void ue_perf_ring_close(struct ue_perf_ring *ring)
+{
+	if (ring->fd == -1)
+		return;
+	munmap(ring->map, ring->size);
+	close(ring->fd);
+	ring->fd = -1;
+}
+
+/*
+ * Copy the raw data of sample @nth (0-based) of @ring into @raw, at most
+ * @max bytes; returns its size, or -1 when there are not that many
+ * samples.  Records may wrap around the end of the data area, so bytes
+ * are copied one by one.
+ */
+static inline int ue_perf_raw_sample(const struct ue_perf_ring *ring, int nth,
+				     void *raw, size_t max)
+{
+	struct perf_event_mmap_page *page = ring->map;
+	const __u8 *data = (__u8 *)ring->map + page->data_offset;
+	__u64 size = page->data_size, head, pos;
+	struct perf_event_header hdr;
+	__u32 raw_size;
+	size_t i;
+
+	head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
+	for (pos = page->data_tail; pos < head; pos += hdr.size) {
+		for (i = 0; i < sizeof(hdr); i++)
+			((__u8 *)&hdr)[i] = data[(pos + i) % size];
+		if (!hdr.size)
+			break;
+		if (hdr.type != PERF_RECORD_SAMPLE || nth--)
+			continue;
+
+		for (i = 0; i < sizeof(raw_size); i++)
+			((__u8 *)&raw_size)[i] =
+				data[(pos + sizeof(hdr) + i) % size];
+		for (i = 0; i < raw_size && i < max; i++)
+			((__u8 *)raw)[i] =
+				data[(pos + sizeof(hdr) + 4 + i) % size];
+		return raw_size;
+	}
+
+	return -1;
 }
 
 #endif /* _USER_EVENTS_SELFTESTS_H */
