@@ -128,10 +128,7 @@ FIXTURE_SETUP(bpf)
 
 	self->data_fd = ue_open_data();
 	ASSERT_NE(-1, self->data_fd);
-	self->status_fd = ue_open_status();
-	ASSERT_NE(-1, self->status_fd);
-	self->status = ue_map_status(self->status_fd);
-	ASSERT_NE(MAP_FAILED, self->status);
+	ASSERT_EQ(0, ue_open_status_page(&self->status_fd, &self->status));
 
 	self->map_fd = map_create();
 	if (self->map_fd == -1 && errno == EPERM)
@@ -147,8 +144,7 @@ FIXTURE_TEARDOWN(bpf)
 {
 	close(self->prog_fd);
 	close(self->map_fd);
-	munmap(self->status, UE_PAGE_SIZE);
-	close(self->status_fd);
+	ue_close_status_page(self->status_fd, self->status);
 	close(self->data_fd);
 	ue_cleanup_events("__bpf_test_");
 }

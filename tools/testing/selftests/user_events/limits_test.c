@@ -51,10 +51,7 @@ FIXTURE_SETUP(lim)
 	ue_instance_remove(INSTANCE);
 	ue_cleanup_events(PREFIX);
 	ASSERT_EQ(0, ue_status_counts(&self->active0, &busy, &max));
-	self->status_fd = ue_open_status();
-	ASSERT_NE(-1, self->status_fd);
-	self->status = ue_map_status(self->status_fd);
-	ASSERT_NE(MAP_FAILED, self->status);
+	ASSERT_EQ(0, ue_open_status_page(&self->status_fd, &self->status));
 	self->fd = ue_open_data();
 	ASSERT_NE(-1, self->fd);
 }
@@ -69,10 +66,7 @@ FIXTURE_TEARDOWN(lim)
 		close(self->fd);
 	if (self->fd2 != -1)
 		close(self->fd2);
-	if (self->status && self->status != MAP_FAILED)
-		munmap(self->status, UE_PAGE_SIZE);
-	if (self->status_fd != -1)
-		close(self->status_fd);
+	ue_close_status_page(self->status_fd, self->status);
 	ue_instance_remove(INSTANCE);
 	ue_cleanup_events(PREFIX);
 

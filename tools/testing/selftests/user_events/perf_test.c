@@ -62,16 +62,12 @@ FIXTURE_SETUP(perf)
 	ue_cleanup_events(PREFIX);
 	self->data_fd = ue_open_data();
 	ASSERT_NE(-1, self->data_fd);
-	self->status_fd = ue_open_status();
-	ASSERT_NE(-1, self->status_fd);
-	self->status = ue_map_status(self->status_fd);
-	ASSERT_NE(MAP_FAILED, self->status);
+	ASSERT_EQ(0, ue_open_status_page(&self->status_fd, &self->status));
 }
 
 FIXTURE_TEARDOWN(perf)
 {
-	munmap(self->status, UE_PAGE_SIZE);
-	close(self->status_fd);
+	ue_close_status_page(self->status_fd, self->status);
 	close(self->data_fd);
 	ue_cleanup_events(PREFIX);
 }

@@ -129,19 +129,13 @@ FIXTURE_SETUP(perm)
 
 	ue_cleanup_events(PREFIX);
 	ASSERT_EQ(0, ue_status_counts(&self->active0, &busy, &max));
-	self->status_fd = ue_open_status();
-	ASSERT_NE(-1, self->status_fd);
-	self->status = ue_map_status(self->status_fd);
-	ASSERT_NE(MAP_FAILED, self->status);
+	ASSERT_EQ(0, ue_open_status_page(&self->status_fd, &self->status));
 }
 
 FIXTURE_TEARDOWN(perm)
 {
 	restore_attrs(&self->attrs);
-	if (self->status && self->status != MAP_FAILED)
-		munmap(self->status, UE_PAGE_SIZE);
-	if (self->status_fd != -1)
-		close(self->status_fd);
+	ue_close_status_page(self->status_fd, self->status);
 	ue_enable(NULL, CHILD_EVENT, false);
 	ue_cleanup_events(PREFIX);
 	/* By name: it may lack its directory, which ue_cleanup_events() uses */

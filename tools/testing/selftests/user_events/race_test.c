@@ -257,10 +257,7 @@ FIXTURE_SETUP(race)
 		ASSERT_NE(NULL, self->r.ok[i]);
 	}
 	ASSERT_EQ(0, ue_status_counts(&self->active0, &busy, &max));
-	self->status_fd = ue_open_status();
-	ASSERT_NE(-1, self->status_fd);
-	self->status = ue_map_status(self->status_fd);
-	ASSERT_NE(MAP_FAILED, self->status);
+	ASSERT_EQ(0, ue_open_status_page(&self->status_fd, &self->status));
 	ASSERT_EQ(0, ue_instance_create(INSTANCE));
 	ASSERT_EQ(0, ue_set_buffer_kb(INSTANCE, 4096));
 	ASSERT_EQ(0, ue_clear_trace(NULL));
@@ -278,10 +275,7 @@ FIXTURE_TEARDOWN(race)
 		close(self->data_fd);
 	for (i = 0; i < NR_WRITERS; i++)
 		free(self->r.ok[i]);
-	if (self->status && self->status != MAP_FAILED)
-		munmap(self->status, UE_PAGE_SIZE);
-	if (self->status_fd != -1)
-		close(self->status_fd);
+	ue_close_status_page(self->status_fd, self->status);
 	ue_instance_remove(INSTANCE);
 	ue_cleanup_events(PREFIX);
 	ue_clear_trace(NULL);

@@ -21,18 +21,12 @@ FIXTURE_SETUP(st)
 	ue_cleanup_events(PREFIX);
 	self->fd = ue_open_data();
 	ASSERT_NE(-1, self->fd);
-	self->status_fd = ue_open_status();
-	ASSERT_NE(-1, self->status_fd);
-	self->status = ue_map_status(self->status_fd);
-	ASSERT_NE(MAP_FAILED, self->status);
+	ASSERT_EQ(0, ue_open_status_page(&self->status_fd, &self->status));
 }
 
 FIXTURE_TEARDOWN(st)
 {
-	if (self->status && self->status != MAP_FAILED)
-		munmap(self->status, UE_PAGE_SIZE);
-	if (self->status_fd != -1)
-		close(self->status_fd);
+	ue_close_status_page(self->status_fd, self->status);
 	if (self->fd != -1)
 		close(self->fd);
 	ue_cleanup_events(PREFIX);

@@ -499,10 +499,7 @@ FIXTURE_SETUP(stress)
 	if (s->ncpus < 1)
 		s->ncpus = 1;
 
-	self->status_fd = ue_open_status();
-	ASSERT_NE(-1, self->status_fd);
-	self->status = ue_map_status(self->status_fd);
-	ASSERT_NE(MAP_FAILED, self->status);
+	ASSERT_EQ(0, ue_open_status_page(&self->status_fd, &self->status));
 	s->status = self->status;
 }
 
@@ -518,10 +515,7 @@ FIXTURE_TEARDOWN(stress)
 	}
 	for (k = 0; k < NR_IDS; k++)
 		free(s->ok[k]);
-	if (self->status && self->status != MAP_FAILED)
-		munmap(self->status, UE_PAGE_SIZE);
-	if (self->status_fd != -1)
-		close(self->status_fd);
+	ue_close_status_page(self->status_fd, self->status);
 	ue_instance_remove(INSTANCE);
 	ue_cleanup_events(PREFIX);
 }

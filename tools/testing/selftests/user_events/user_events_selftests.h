@@ -387,6 +387,32 @@ static inline __u8 *ue_map_status(int status_fd)
 	return mmap(NULL, UE_PAGE_SIZE, PROT_READ, MAP_SHARED, status_fd, 0);
 }
 
+/*
+ * Open user_events_status into *@fd and map its page read-only into
+ * *@page; 0, or errno with what failed -1 or MAP_FAILED
+ */
+static inline int ue_open_status_page(int *fd, __u8 **page)
+{
+	*page = MAP_FAILED;
+	*fd = ue_open_status();
+	if (*fd == -1)
+		return errno;
+	*page = ue_map_status(*fd);
+	if (*page == MAP_FAILED)
+		return errno;
+
+	return 0;
+}
+
+/* Undo ue_open_status_page(), as far as it got */
+static inline void ue_close_status_page(int fd, __u8 *page)
+{
+	if (page && page != MAP_FAILED)
+		munmap(page, UE_PAGE_SIZE);
+	if (fd != -1)
+		close(fd);
+}
+
 /* Counters at the end of user_events_status; 0 or errno */
 static inline int ue_status_counts(int *active, int *busy, int *max)
 {
