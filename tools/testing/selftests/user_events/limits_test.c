@@ -58,7 +58,7 @@ FIXTURE_SETUP(lim)
 
 FIXTURE_TEARDOWN(lim)
 {
-	int active, busy, max, k;
+	int k;
 
 	for (k = 0; k < 2; k++)
 		ue_perf_ring_close(&self->perf[k]);
@@ -70,11 +70,7 @@ FIXTURE_TEARDOWN(lim)
 	ue_instance_remove(INSTANCE);
 	ue_cleanup_events(PREFIX);
 
-	if (!ue_status_counts(&active, &busy, &max) && active != self->active0) {
-		TH_LOG("Active is %d after the test, was %d", active,
-		       self->active0);
-		_metadata->passed = 0;
-	}
+	ue_expect_active(_metadata, self->active0);
 }
 
 static const char *name_of(const char *kind, int i)

@@ -266,7 +266,7 @@ FIXTURE_SETUP(race)
 
 FIXTURE_TEARDOWN(race)
 {
-	int i, active, busy, max;
+	int i;
 
 	join_all(&self->r);
 	if (self->r.fd >= 0)
@@ -281,11 +281,7 @@ FIXTURE_TEARDOWN(race)
 	ue_clear_trace(NULL);
 
 	/* Nothing of ours is left: Active is back where it started */
-	if (!ue_status_counts(&active, &busy, &max) && active != self->active0) {
-		TH_LOG("Active is %d after the test, was %d", active,
-		       self->active0);
-		_metadata->passed = 0;
-	}
+	ue_expect_active(_metadata, self->active0);
 }
 
 /* Register, delete and register again the same name from many threads */

@@ -431,6 +431,21 @@ static inline int ue_status_counts(int *active, int *busy, int *max)
 	return ret;
 }
 
+/*
+ * For a FIXTURE_TEARDOWN(): fail the test unless the Active count of
+ * user_events_status is back to @active0, what it was before the test
+ */
+static inline void ue_expect_active(struct __test_metadata *_metadata,
+				    int active0)
+{
+	int active, busy, max;
+
+	if (!ue_status_counts(&active, &busy, &max) && active != active0) {
+		TH_LOG("Active is %d after the test, was %d", active, active0);
+		_metadata->passed = 0;
+	}
+}
+
 /* The ftrace event id of @name, or -1 */
 static inline int ue_event_id(const char *name)
 {
