@@ -36,14 +36,11 @@ static int format_offset(const char *name, const char *field)
 static bool status_line(__u32 index, const char *name, const char *users)
 {
 	char *text = ue_read_file("user_events_status");
-	char line[256];
 	bool found;
 
 	if (!text)
 		return false;
-	snprintf(line, sizeof(line), "%u:%s%s%s", index, name,
-		 users ? " # Used by " : "", users ? users : "");
-	found = ue_has_line(text, line);
+	found = ue_status_has(text, index, name, users);
 	free(text);
 
 	return found;

@@ -293,7 +293,7 @@ static void *registrar_thread(void *data)
 	struct race *r = data;
 	struct user_reg reg;
 	unsigned int n = 0;
-	char *text, line[64];
+	char *text;
 	__u64 val = 0;
 	int fd, ret;
 
@@ -331,11 +331,10 @@ static void *registrar_thread(void *data)
 				strerror(errno));
 		if (n % 8 == 0) {
 			text = ue_read_file("user_events_status");
-			snprintf(line, sizeof(line), "%u:%s", reg.status_index,
-				 SAME);
-			if (!text || !ue_has_line(text, line))
-				ue_fail(&r->errs, "registrar: \"%s\" not in user_events_status",
-					line);
+			if (!text ||
+			    !ue_status_has(text, reg.status_index, SAME, NULL))
+				ue_fail(&r->errs, "registrar: \"%u:%s\" not in user_events_status",
+					reg.status_index, SAME);
 			free(text);
 		}
 		close(fd);

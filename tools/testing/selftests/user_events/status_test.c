@@ -231,18 +231,6 @@ TEST_F(st, format)
 	}
 }
 
-/* Exact text of the status line of an event, and whether it is there */
-static bool status_has(const char *text, __u32 index, const char *name,
-		       const char *users)
-{
-	char line[256];
-
-	snprintf(line, sizeof(line), "%u:%s%s%s", index, name,
-		 users ? " # Used by " : "", users ? users : "");
-
-	return ue_has_line(text, line);
-}
-
 TEST_F(st, status_text)
 {
 	int active0, busy0, max0, active, busy, max;
@@ -258,10 +246,10 @@ TEST_F(st, status_text)
 
 	text = ue_read_file("user_events_status");
 	ASSERT_NE(NULL, text);
-	ASSERT_TRUE(status_has(text, ra.status_index, PREFIX "txt_a", NULL)) {
+	ASSERT_TRUE(ue_status_has(text, ra.status_index, PREFIX "txt_a", NULL)) {
 		TH_LOG("user_events_status:\n%s", text);
 	}
-	ASSERT_TRUE(status_has(text, rb.status_index, PREFIX "txt_b", NULL)) {
+	ASSERT_TRUE(ue_status_has(text, rb.status_index, PREFIX "txt_b", NULL)) {
 		TH_LOG("user_events_status:\n%s", text);
 	}
 
@@ -291,10 +279,10 @@ TEST_F(st, status_text)
 	ASSERT_EQ(0, ue_enable(NULL, PREFIX "txt_a", true));
 	text = ue_read_file("user_events_status");
 	ASSERT_NE(NULL, text);
-	ASSERT_TRUE(status_has(text, ra.status_index, PREFIX "txt_a", "ftrace")) {
+	ASSERT_TRUE(ue_status_has(text, ra.status_index, PREFIX "txt_a", "ftrace")) {
 		TH_LOG("user_events_status:\n%s", text);
 	}
-	ASSERT_TRUE(status_has(text, rb.status_index, PREFIX "txt_b", NULL)) {
+	ASSERT_TRUE(ue_status_has(text, rb.status_index, PREFIX "txt_b", NULL)) {
 		TH_LOG("user_events_status:\n%s", text);
 	}
 	free(text);
@@ -306,7 +294,7 @@ TEST_F(st, status_text)
 	ASSERT_EQ(0, ue_enable(NULL, PREFIX "txt_a", false));
 	text = ue_read_file("user_events_status");
 	ASSERT_NE(NULL, text);
-	ASSERT_TRUE(status_has(text, ra.status_index, PREFIX "txt_a", NULL)) {
+	ASSERT_TRUE(ue_status_has(text, ra.status_index, PREFIX "txt_a", NULL)) {
 		TH_LOG("user_events_status:\n%s", text);
 	}
 	free(text);

@@ -381,6 +381,21 @@ static inline char *ue_line_with_prefix(const char *text, const char *prefix)
 	return NULL;
 }
 
+/*
+ * Is "INDEX:NAME", followed by " # Used by USERS" unless @users is NULL,
+ * a line of @text, the content of user_events_status?
+ */
+static inline bool ue_status_has(const char *text, __u32 index,
+				 const char *name, const char *users)
+{
+	char line[256];
+
+	snprintf(line, sizeof(line), "%u:%s%s%s", index, name,
+		 users ? " # Used by " : "", users ? users : "");
+
+	return ue_has_line(text, line);
+}
+
 /* The status page, mapped read-only from @status_fd; MAP_FAILED on error */
 static inline __u8 *ue_map_status(int status_fd)
 {
