@@ -423,7 +423,7 @@ static void *status_thread(void *data)
 	int active, busy, max, k;
 	unsigned int i;
 	char line[128];
-	char *text, *p;
+	char *text;
 
 	for (i = 0; i < s->iters[T_STATUS] && !stopped(s); i++) {
 		text = ue_read_file("user_events_status");
@@ -431,9 +431,7 @@ static void *status_thread(void *data)
 			ue_fail(&s->errs, "status: read: %s", strerror(errno));
 			break;
 		}
-		p = strstr(text, "\nActive: ");
-		if (!p || sscanf(p, "\nActive: %d\nBusy: %d\nMax: %d",
-				 &active, &busy, &max) != 3) {
+		if (!ue_parse_status_counts(text, &active, &busy, &max)) {
 			ue_fail(&s->errs, "status: no counters in \"%.100s\"",
 				text);
 		} else if (max != 4096 || busy < 0 || busy > active ||

@@ -428,19 +428,25 @@ static inline void ue_close_status_page(int fd, __u8 *page)
 		close(fd);
 }
 
+/* Parse the counters at the end of @text, read from user_events_status */
+static inline bool ue_parse_status_counts(const char *text, int *active,
+					  int *busy, int *max)
+{
+	const char *p = strstr(text, "\nActive: ");
+
+	return p && sscanf(p, "\nActive: %d\nBusy: %d\nMax: %d",
+			   active, busy, max) == 3;
+}
+
 /* Counters at the end of user_events_status; 0 or errno */
 static inline int ue_status_counts(int *active, int *busy, int *max)
 {
 	char *text = ue_read_file("user_events_status");
-	char *p;
-	int ret = 0;
+	int ret;
 
 	if (!text)
 		return errno;
-	p = strstr(text, "\nActive: ");
-	if (!p || sscanf(p, "\nActive: %d\nBusy: %d\nMax: %d",
-			 active, busy, max) != 3)
-		ret = EPROTO;
+	ret = ue_parse_status_counts(text, active, busy, max) ? 0 : EPROTO;
 	free(text);
 
 	return ret;
