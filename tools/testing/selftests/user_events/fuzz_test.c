@@ -1305,25 +1305,6 @@ TEST_F_TIMEOUT(fuzz, register, 600)
 	free(heap_img);
 }
 
-/* Write @len bytes to dynamic_events at once; 0 or errno */
-static int dyn_write(const void *buf, size_t len)
-{
-	int fd = ue_open("dynamic_events", O_WRONLY | O_APPEND);
-	ssize_t ret;
-	int err = 0;
-
-	if (fd == -1)
-		return errno;
-	ret = write(fd, buf, len);
-	if (ret == -1)
-		err = errno;
-	else if ((size_t)ret != len)
-		err = EIO;
-	close(fd);
-
-	return err;
-}
-
 TEST_F_TIMEOUT(fuzz, dynamic_events, 600)
 {
 	long cases = self->iters ?: 1000, n;
@@ -1462,7 +1443,8 @@ TEST_F_TIMEOUT(fuzz, dynamic_events, 600)
 			/* Usually a line, sometimes without its newline */
 			if (chance(85))
 				t->buf[len++] = '\n';
-			ret = dyn_write(t->buf, len);
+			ret = ue_write_buf("dynamic_events", t->buf, len,
+					   O_APPEND);
 		}
 		tally(&self->tally, ret);
 		if (holder != -1)

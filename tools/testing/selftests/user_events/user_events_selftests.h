@@ -133,17 +133,17 @@ static inline int ue_del(const char *name)
 	return ret;
 }
 
-/* Write @text to a tracefs file opened with O_WRONLY | @flags */
-static inline int ue_write_file(const char *rel, const char *text, int flags)
+/* Write @len bytes of @buf at once to a file opened O_WRONLY | @flags */
+static inline int ue_write_buf(const char *rel, const void *buf, size_t len,
+			       int flags)
 {
-	size_t len = strlen(text);
 	int fd = ue_open(rel, O_WRONLY | flags);
 	int ret = 0;
 	ssize_t n;
 
 	if (fd == -1)
 		return errno;
-	n = write(fd, text, len);
+	n = write(fd, buf, len);
 	if (n == -1)
 		ret = errno;
 	else if ((size_t)n != len)
@@ -151,6 +151,12 @@ static inline int ue_write_file(const char *rel, const char *text, int flags)
 	close(fd);
 
 	return ret;
+}
+
+/* Write @text to a tracefs file opened with O_WRONLY | @flags */
+static inline int ue_write_file(const char *rel, const char *text, int flags)
+{
+	return ue_write_buf(rel, text, strlen(text), flags);
 }
 
 /* Run one dynamic_events command, the way "echo CMD >> dynamic_events" does */
