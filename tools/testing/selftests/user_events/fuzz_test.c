@@ -801,6 +801,32 @@ static int existing_outcome(struct tracked *tr, const struct fz_event *e)
 }
 
 /*
+ * The answer registering valid event @e must get: existing_outcome(), or
+ * E2BIG when its fields are larger than a payload (they are parsed before
+ * the name is looked up).  Where either 0 or EADDRINUSE may be right, 0
+ * is returned, EADDRINUSE put in @a and *@exact cleared.
+ */
+static int register_outcome(struct tracked *tr, const struct fz_event *e,
+			    struct allowed *a, bool *exact)
+{
+	int expect = existing_outcome(tr, e);
+
+	if (expect < 0) {
+		/* Fields not known: either answer */
+		allow(a, EADDRINUSE);
+		expect = 0;
+		*exact = false;
+	}
+	if (fixed_size(e) > MAX_PAYLOAD) {
+		memset(a, 0, sizeof(*a));
+		*exact = true;
+		expect = E2BIG;
+	}
+
+	return expect;
+}
+
+/*
  * Memory for pointers of every kind: pages 0 and 3 and 5 readable and
  * writable, page 1 read-only, pages 2, 4 and 6 inaccessible.  Structs go
  * to pages 0-1 or 3, command strings to page 5.
@@ -1145,19 +1171,7 @@ TEST_F_TIMEOUT(fuzz, register, 600)
 				memset(t, 0, sizeof(*t));
 				spell(t, &e);
 			}
-			expect = existing_outcome(self->tr, &e);
-			if (expect < 0) {
-				/* Fields not known: either answer */
-				allow(&a, EADDRINUSE);
-				expect = 0;
-				exact = false;
-			}
-			/* Parsed before it is looked up */
-			if (fixed_size(&e) > MAX_PAYLOAD) {
-				memset(&a, 0, sizeof(a));
-				exact = true;
-				expect = E2BIG;
-			}
+			expect = register_outcome(self->tr, &e, &a, &exact);
 		} else if (kind < 60) {
 			spell_invalid(t, &e, &expect);
 		} else if (kind < 93) {
@@ -1344,17 +1358,7 @@ TEST_F_TIMEOUT(fuzz, dynamic_events, 600)
 				add(t, "u:");
 				spell(t, &e);
 			}
-			expect = existing_outcome(self->tr, &e);
-			if (expect < 0) {
-				allow(&a, EADDRINUSE);
-				expect = 0;
-				exact = false;
-			}
-			if (fixed_size(&e) > MAX_PAYLOAD) {
-				memset(&a, 0, sizeof(a));
-				exact = true;
-				expect = E2BIG;
-			}
+			expect = register_outcome(self->tr, &e, &a, &exact);
 			allow(&a, expect);
 		} else if (kind < 45) {
 			add(t, "u:");
