@@ -25,6 +25,7 @@
 
 #define PREFIX		"ue_perm_"
 #define CHILD_EVENT	PREFIX "child"
+#define SCRATCH		PREFIX "scratch"
 #define NOBODY		65534
 #define TEST_GID	65533
 #define MAX_SAVED	8
@@ -377,6 +378,22 @@ static void enable_for_child(struct child_ctx *ctx)
 		fprintf(stderr, "# pipe to the child: %s\n", strerror(errno));
 }
 
+/* Register the scratch event on a new fd and enable it; the fd, or -1 */
+static int scratch_event(struct user_reg *reg)
+{
+	int fd = ue_open_data();
+
+	if (fd == -1)
+		return -1;
+	if (ue_reg(fd, SCRATCH " u32 v", reg) ||
+	    ue_enable(NULL, SCRATCH, true)) {
+		close(fd);
+		return -1;
+	}
+
+	return fd;
+}
+
 TEST_F(perm, root_status_page)
 {
 	__u8 used[UE_PAGE_SIZE];
@@ -384,15 +401,13 @@ TEST_F(perm, root_status_page)
 	int fd;
 
 	/* A scratch event, enabled: root's page is read-only all the same */
-	fd = ue_open_data();
+	fd = scratch_event(&reg);
 	ASSERT_NE(-1, fd);
-	ASSERT_EQ(0, ue_reg(fd, PREFIX "scratch u32 v", &reg));
-	ASSERT_EQ(0, ue_enable(NULL, PREFIX "scratch", true));
 	ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[reg.status_index]);
 	ASSERT_EQ(0, page_stays_readonly(self->status));
 	ASSERT_LT(0, ue_status_indexes(used));
 	ASSERT_EQ(0, page_only_events(self->status, used));
-	ASSERT_EQ(0, ue_enable(NULL, PREFIX "scratch", false));
+	ASSERT_EQ(0, ue_enable(NULL, SCRATCH, false));
 	close(fd);
 	ue_msg("root: status page read-only, only event bytes set\n");
 }
@@ -404,10 +419,8 @@ TEST_F(perm, nobody_denied)
 	int fd;
 
 	/* Something registered, so that the page has a byte in use */
-	fd = ue_open_data();
+	fd = scratch_event(&reg);
 	ASSERT_NE(-1, fd);
-	ASSERT_EQ(0, ue_reg(fd, PREFIX "scratch u32 v", &reg));
-	ASSERT_EQ(0, ue_enable(NULL, PREFIX "scratch", true));
 	ctx.inherited = self->status;
 	ASSERT_LT(0, ue_status_indexes(ctx.used));
 
@@ -426,7 +439,7 @@ TEST_F(perm, nobody_denied)
 	ue_msg("group %d can reach the files, still EACCES: their modes refuse it\n",
 	       TEST_GID);
 
-	ASSERT_EQ(0, ue_enable(NULL, PREFIX "scratch", false));
+	ASSERT_EQ(0, ue_enable(NULL, SCRATCH, false));
 	close(fd);
 }
 
