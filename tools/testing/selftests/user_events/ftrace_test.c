@@ -22,19 +22,11 @@ FIXTURE(ft) {
 	__u8 *status;
 };
 
-static void remove_instance(void)
-{
-	char rel[128];
-
-	snprintf(rel, sizeof(rel), "instances/%s", INSTANCE);
-	rmdir(ue_path(rel));
-}
-
 FIXTURE_SETUP(ft)
 {
 	UE_SKIP_IF_UNAVAILABLE();
 
-	remove_instance();
+	ue_instance_remove(INSTANCE);
 	ue_cleanup_events(PREFIX);
 
 	self->fd = ue_open_data();
@@ -48,7 +40,7 @@ FIXTURE_TEARDOWN(ft)
 	ue_close_status_page(self->status_fd, self->status);
 	if (self->fd != -1)
 		close(self->fd);
-	remove_instance();
+	ue_instance_remove(INSTANCE);
 	ue_cleanup_events(PREFIX);
 	ue_clear_trace(NULL);
 }
