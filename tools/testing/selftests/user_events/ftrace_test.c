@@ -16,6 +16,14 @@
 /* Size of the common fields in front of the payload in a record */
 #define COMMON_SIZE 8
 
+/*
+ * The tests read back a few records and one of the largest size: make sure
+ * the top-level buffer holds them.  It may have been left at its boot-time
+ * minimum: once any instance was resized (as race_test and stress_test do),
+ * enabling an event no longer expands the top-level buffer.
+ */
+#define MIN_BUFFER_KB 64
+
 FIXTURE(ft) {
 	int fd;
 	int status_fd;
@@ -32,6 +40,7 @@ FIXTURE_SETUP(ft)
 	self->fd = ue_open_data();
 	ASSERT_NE(-1, self->fd);
 	ASSERT_EQ(0, ue_open_status_page(&self->status_fd, &self->status));
+	ASSERT_EQ(0, ue_ensure_top_buffer_kb(MIN_BUFFER_KB));
 	ASSERT_EQ(0, ue_clear_trace(NULL));
 }
 

@@ -689,6 +689,23 @@ static inline int ue_set_buffer_kb(const char *instance, unsigned int kb)
 	return ue_write_file(rel, text, O_TRUNC);
 }
 
+/* Grow the top-level buffer to at least @kb per CPU; 0 or an errno */
+static inline int ue_ensure_top_buffer_kb(unsigned int kb)
+{
+	char *text = ue_read_file("buffer_size_kb");
+	unsigned long cur;
+
+	if (!text)
+		return errno;
+	/* "7 (expanded: 1408)" until first expanded: the current size first */
+	cur = strtoul(text, NULL, 10);
+	free(text);
+	if (cur >= kb)
+		return 0;
+
+	return ue_set_buffer_kb(NULL, kb);
+}
+
 /* Records of event @name in the trace of @instance; -1 (errno) on error */
 static inline int ue_trace_count(const char *instance, const char *name)
 {
