@@ -10,7 +10,7 @@
 # then olddefconfig.  merge_config silently drops options whose dependencies
 # are unmet, so every option of every fragment is checked in the result.
 
-CONFIG_STAMP=$BUILD_DIR/.ue-config.stamp
+CONFIG_LOG=$LOG_DIR/config.log
 KSFT_CONFIG=tools/testing/selftests/user_events/config
 
 # config_fragments: the fragment files, in merge order.
@@ -73,11 +73,13 @@ config_verify() {
 	((bad == 0)) || die "config: $bad option(s) did not make it into $BUILD_DIR/.config (unmet dependencies?)"
 }
 
-cmd_config() {
-	once cmd_apply
-	local sum log=$LOG_DIR/config.log
+# config_make: the .config of $TREE in $BUILD_DIR, remade only when its
+# inputs changed.  harness/ue mutants calls it with its own TREE and
+# BUILD_DIR (bash's dynamic scoping).
+config_make() {
+	local sum stamp=$BUILD_DIR/.ue-config.stamp
 	sum=$(config_inputs_sum)
-	if [[ -f $BUILD_DIR/.config && -f $CONFIG_STAMP && $(<"$CONFIG_STAMP") == "$sum" ]]; then
+	if [[ -f $BUILD_DIR/.config && -f $stamp && $(<"$stamp") == "$sum" ]]; then
 		log "config: up to date"
 		config_verify
 		return 0
@@ -86,12 +88,17 @@ cmd_config() {
 	mapfile -t frags < <(config_fragments)
 	log "config: tinyconfig + ${frags[*]##*/}"
 	mkdir -p "$BUILD_DIR"
-	rm -f "$CONFIG_STAMP"
-	run_logged "$log" kmake tinyconfig
-	run_logged "$log" env -C "$TREE" ARCH="$KARCH" \
+	rm -f "$stamp"
+	run_logged "$CONFIG_LOG" kmake tinyconfig
+	run_logged "$CONFIG_LOG" env -C "$TREE" ARCH="$KARCH" \
 		scripts/kconfig/merge_config.sh -m -O "$BUILD_DIR" "$BUILD_DIR/.config" "${frags[@]}"
-	run_logged "$log" kmake olddefconfig
+	run_logged "$CONFIG_LOG" kmake olddefconfig
 	config_verify
-	printf '%s\n' "$sum" > "$CONFIG_STAMP"
+	printf '%s\n' "$sum" > "$stamp"
 	log "config: written $BUILD_DIR/.config"
+}
+
+cmd_config() {
+	once cmd_apply
+	config_make
 }
