@@ -135,8 +135,9 @@ run_logged() {
 
 # need_tree: make sure the base tree exists.
 need_tree() {
-	[[ -d $TREE/.git ]] && tgit rev-parse -q --verify base >/dev/null ||
+	if [[ ! -d $TREE/.git ]] || ! tgit rev-parse -q --verify base >/dev/null; then
 		die "no kernel tree in $TREE: run 'harness/ue tree' first"
+	fi
 }
 
 # need_kernel: make sure a kernel image has been built.

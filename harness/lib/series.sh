@@ -19,7 +19,7 @@ test_result_file() {
 # test_result_save SECONDS: record the counts of this "harness/ue test" run
 # (CHECK_* of harness/lib/test.sh) with what they were measured on.
 test_result_save() {
-	local file tmp name tp=0 tf=0 ts=0
+	local file tmp name p f s tp=0 tf=0 ts=0
 	file=$(test_result_file "$UE_FLAVOUR")
 	tmp=$(mktemp "$file.XXXXXX")
 	{
@@ -30,10 +30,9 @@ test_result_save() {
 		printf 'Duration: %ss\n' "$1"
 		echo
 		for name in "${CHECK_ORDER[@]}"; do
-			printf '  %-12s pass %3d  fail %3d  skip %3d\n' "$name" \
-				"${CHECK_PASS[$name]}" "${CHECK_FAIL[$name]}" "${CHECK_SKIP[$name]}"
-			tp=$((tp + CHECK_PASS[$name])) tf=$((tf + CHECK_FAIL[$name]))
-			ts=$((ts + CHECK_SKIP[$name]))
+			p=${CHECK_PASS[$name]} f=${CHECK_FAIL[$name]} s=${CHECK_SKIP[$name]}
+			printf '  %-12s pass %3d  fail %3d  skip %3d\n' "$name" "$p" "$f" "$s"
+			tp=$((tp + p)) tf=$((tf + f)) ts=$((ts + s))
 		done
 		printf '  %d passed, %d failed%s\n' "$tp" "$tf" "$( ((ts == 0)) || echo ", $ts skipped")"
 	} > "$tmp"

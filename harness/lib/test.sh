@@ -109,7 +109,7 @@ klog_reports() {
 }
 
 check_kernel_log() {
-	local scratch=$1 log=$1/dmesg n=0 report=
+	local scratch=$1 log=$1/dmesg n=0 report='' line
 	[[ -s $log ]] || { log=$scratch/console.log; warn "test: no dmesg saved, scanning the console log"; }
 	if [[ ! -s $log ]]; then
 		record kernel-log 0 1 0
@@ -166,9 +166,8 @@ WARN_CHECK_OBJS=(kernel/trace/trace_events_user)
 check_warnings() {
 	local obj out
 	for obj in "${WARN_CHECK_OBJS[@]}"; do
-		out=$(make -C "$TREE" ARCH=$KARCH O="$BUILD_DIR" -s W=1 "$obj.s" 2>&1 &&
-			make -C "$TREE" ARCH=$KARCH O="$BUILD_DIR" -s C=2 "$obj.o" 2>&1)
-		if [[ $? == 0 ]] && ! grep -q -E 'warning:|error:' <<<"$out"; then
+		if out=$(kmake -s W=1 "$obj.s" 2>&1 && kmake -s C=2 "$obj.o" 2>&1) &&
+			! grep -q -E 'warning:|error:' <<<"$out"; then
 			record warnings 1 0 0
 		else
 			printf '  FAIL warnings: %s.c (W=1, sparse)\n' "$obj"

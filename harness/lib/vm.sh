@@ -57,7 +57,8 @@ scratch_new() {
 	dir=$(mktemp -d "$RUNS_DIR/$(date +%Y%m%d-%H%M%S)-XXXX")
 	chmod 755 "$dir"
 	ln -sfn "$(basename "$dir")" "$RUNS_DIR/latest"
-	ls -1d "$RUNS_DIR"/2*/ 2>/dev/null | head -n -"$RUNS_KEEP" | xargs -r rm -rf
+	find "$RUNS_DIR" -mindepth 1 -maxdepth 1 -type d -name '2*' | sort |
+		head -n -"$RUNS_KEEP" | xargs -r rm -rf
 	printf '%s\n' "$dir"
 }
 
@@ -84,6 +85,7 @@ scratch_cmd() {
 			local rows cols
 			read -r rows cols < <(stty size 2>/dev/null || echo "24 80")
 			printf 'stty rows %d cols %d 2>/dev/null\n' "$rows" "$cols"
+			# shellcheck disable=SC2016 # expanded in the guest
 			echo 'echo "user_events test VM: $(uname -r). Exit the shell to power off."'
 			echo 'exec /bin/bash -l'
 		else
@@ -100,6 +102,7 @@ qemu_args() {
 	append="console=ttyS0 tsc=reliable panic=-1 printk.devkmsg=on"
 	append+=" ue.init=$HARNESS_DIR/guest-init"
 	[[ $mode != shell ]] || append+=" quiet"
+	# shellcheck disable=SC2054 # the commas are QEMU's option syntax
 	QEMU_ARGS=(
 		qemu-system-x86_64 -accel "$UE_ACCEL" -cpu max -smp "$UE_SMP" -m "$UE_MEM"
 		-nographic -no-reboot
