@@ -10,7 +10,6 @@
 # then olddefconfig.  merge_config silently drops options whose dependencies
 # are unmet, so every option of every fragment is checked in the result.
 
-CONFIG_STAMP=$BUILD_DIR/.ue-config.stamp
 KSFT_CONFIG=tools/testing/selftests/user_events/config
 
 # config_fragments: the fragment files, in merge order.
@@ -75,9 +74,10 @@ config_verify() {
 
 cmd_config() {
 	once cmd_apply
-	local sum log=$LOG_DIR/config.log
+	# The checksum of the inputs the .config was made from.
+	local stamp=$BUILD_DIR/.ue-config.stamp sum log=$LOG_DIR/config.log
 	sum=$(config_inputs_sum)
-	if [[ -f $BUILD_DIR/.config && -f $CONFIG_STAMP && $(<"$CONFIG_STAMP") == "$sum" ]]; then
+	if [[ -f $BUILD_DIR/.config && -f $stamp && $(<"$stamp") == "$sum" ]]; then
 		log "config: up to date"
 		config_verify
 		return 0
@@ -86,12 +86,12 @@ cmd_config() {
 	mapfile -t frags < <(config_fragments)
 	log "config: tinyconfig + ${frags[*]##*/}"
 	mkdir -p "$BUILD_DIR"
-	rm -f "$CONFIG_STAMP"
+	rm -f "$stamp"
 	run_logged "$log" kmake tinyconfig
 	run_logged "$log" env -C "$TREE" ARCH="$KARCH" \
 		scripts/kconfig/merge_config.sh -m -O "$BUILD_DIR" "$BUILD_DIR/.config" "${frags[@]}"
 	run_logged "$log" kmake olddefconfig
 	config_verify
-	printf '%s\n' "$sum" > "$CONFIG_STAMP"
+	printf '%s\n' "$sum" > "$stamp"
 	log "config: written $BUILD_DIR/.config"
 }
