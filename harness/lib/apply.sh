@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2153 # TREE and the other settings are common.sh's
 # harness/ue apply: put the series into the tree and commit it as "series".
 #
 # The series is:

@@ -10,12 +10,7 @@
 UE_CACHE=${UE_CACHE:-${HOME:-/root}/.cache/user-events}
 UE_CACHE=$(mkdir -p "$UE_CACHE" && cd "$UE_CACHE" && pwd -P)
 
-# Kernel flavour: "" for the normal test kernel, or the name of a fragment
-# in harness/flavours/ (e.g. "debug"), built in its own directory.
-UE_FLAVOUR=${UE_FLAVOUR:-}
-
 TREE=$UE_CACHE/linux                 # git repo: tag "base", branch "series"
-BUILD_DIR=$UE_CACHE/build${UE_FLAVOUR:+-$UE_FLAVOUR}   # kernel O= output
 HDR_DIR=$UE_CACHE/headers            # make headers_install destination
 KSFT_DIR=$UE_CACHE/kselftest         # installed kselftests
 SAMPLES_DIR=$UE_CACHE/samples        # sample programs built for the guest
@@ -23,7 +18,6 @@ SERIES_OUT=$UE_CACHE/series          # default git format-patch output
 INITRAMFS=$UE_CACHE/initramfs.cpio.gz
 RUNS_DIR=$UE_CACHE/runs              # one scratch directory per VM run
 LOG_DIR=$UE_CACHE/logs
-BZIMAGE=$BUILD_DIR/arch/x86/boot/bzImage
 
 # Debian's kernel source package and its tarball.
 SRC_PKG=linux-source-6.1
@@ -61,6 +55,33 @@ die()  { printf '%sERROR:%s %s\n' "$_c_err" "$_c_off" "$*" >&2; exit 1; }
 
 # now: seconds since the epoch, for timings.
 now() { date +%s; }
+
+# --- Kernel flavours ------------------------------------------------------------
+
+# A flavour is a kernel configuration: "plain" is the test kernel, any other
+# name a fragment harness/flavours/NAME.config merged on top of it, built in
+# $UE_CACHE/build-NAME.  UE_FLAVOUR picks the one that build, run, shell,
+# demo and bench use (empty: plain); test runs several (harness/lib/test.sh).
+
+# flavour_use NAME: make NAME the flavour the following steps work on: sets
+# UE_FLAVOUR (exported, for "harness/ue build" and the guest), BUILD_DIR
+# (the kernel's O= directory) and BZIMAGE.
+flavour_use() {
+	case $1 in
+	'' | plain) UE_FLAVOUR='' ;;
+	*)
+		[[ -f $HARNESS_DIR/flavours/$1.config ]] ||
+			die "unknown kernel flavour '$1': no harness/flavours/$1.config"
+		UE_FLAVOUR=$1 ;;
+	esac
+	export UE_FLAVOUR
+	BUILD_DIR=$UE_CACHE/build${UE_FLAVOUR:+-$UE_FLAVOUR}
+	BZIMAGE=$BUILD_DIR/arch/x86/boot/bzImage
+}
+flavour_use "${UE_FLAVOUR:-}"
+
+# flavour_name: the current flavour's name ("plain" for the test kernel).
+flavour_name() { printf '%s\n' "${UE_FLAVOUR:-plain}"; }
 
 # --- Small helpers ---------------------------------------------------------
 
@@ -135,8 +156,9 @@ run_logged() {
 
 # need_tree: make sure the base tree exists.
 need_tree() {
-	[[ -d $TREE/.git ]] && tgit rev-parse -q --verify base >/dev/null ||
+	if [[ ! -d $TREE/.git ]] || ! tgit rev-parse -q --verify base >/dev/null; then
 		die "no kernel tree in $TREE: run 'harness/ue tree' first"
+	fi
 }
 
 # need_kernel: make sure a kernel image has been built.

@@ -16,10 +16,14 @@ test_result_file() {
 
 # --- Test results --------------------------------------------------------------
 
-# test_result_save SECONDS: record the counts of this "harness/ue test" run
-# (CHECK_* of harness/lib/test.sh) with what they were measured on.
+# test_result_save SECONDS WITH_UNPREFIXED: record the counts of this
+# "harness/ue test" run (CHECK_* of harness/lib/test.sh) for the current
+# flavour, with what they were measured on: the checks named "FLAVOUR:..."
+# (without the prefix; all of them for the plain kernel, whose checks have
+# none), and the unprefixed ones (the patch files' checks) if
+# WITH_UNPREFIXED is 1.
 test_result_save() {
-	local file tmp name tp=0 tf=0 ts=0
+	local file tmp name shown p f s tp=0 tf=0 ts=0 prefix=${UE_FLAVOUR:+$UE_FLAVOUR:}
 	file=$(test_result_file "$UE_FLAVOUR")
 	tmp=$(mktemp "$file.XXXXXX")
 	{
@@ -30,10 +34,16 @@ test_result_save() {
 		printf 'Duration: %ss\n' "$1"
 		echo
 		for name in "${CHECK_ORDER[@]}"; do
-			printf '  %-12s pass %3d  fail %3d  skip %3d\n' "$name" \
-				"${CHECK_PASS[$name]}" "${CHECK_FAIL[$name]}" "${CHECK_SKIP[$name]}"
-			tp=$((tp + CHECK_PASS[$name])) tf=$((tf + CHECK_FAIL[$name]))
-			ts=$((ts + CHECK_SKIP[$name]))
+			if [[ -n $prefix && $name == "$prefix"* ]]; then
+				shown=${name#"$prefix"}
+			elif [[ $name != *:* && $2 == 1 ]]; then
+				shown=$name
+			else
+				continue
+			fi
+			p=${CHECK_PASS[$name]} f=${CHECK_FAIL[$name]} s=${CHECK_SKIP[$name]}
+			printf '  %-12s pass %3d  fail %3d  skip %3d\n' "$shown" "$p" "$f" "$s"
+			tp=$((tp + p)) tf=$((tf + f)) ts=$((ts + s))
 		done
 		printf '  %d passed, %d failed%s\n' "$tp" "$tf" "$( ((ts == 0)) || echo ", $ts skipped")"
 	} > "$tmp"
@@ -59,7 +69,7 @@ test_results_text() {
 		flavour=$(test_result_field "$f" Flavour)
 		case $flavour in
 		default) desc="Test configuration" ;;
-		debug) desc="Test configuration with KASAN, UBSAN, lockdep and kmemleak" ;;
+		debug) desc="The same with KASAN, KFENCE, UBSAN, lockdep, DEBUG_OBJECTS, kmemleak" ;;
 		*) desc="Test configuration with the $flavour options" ;;
 		esac
 		((n == 0)) || echo

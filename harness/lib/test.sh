@@ -1,10 +1,23 @@
 # shellcheck shell=bash
-# harness/ue test: build what changed, boot once, run every check, count.
+# harness/ue test: build what changed, boot each kernel flavour once, run
+# every check, count.
 #
-# The last line printed is "N passed, N failed"; the exit status is 0 only
-# when nothing failed and at least one test passed.
+# The checks of the patch files (git am, htmldocs, checkpatch) and the
+# W=1/sparse build run once; the guest checks and the kernel log scan run
+# in the VM of every flavour tested, their names prefixed "FLAVOUR:" except
+# for the plain kernel.  The last line printed is "N passed, N failed",
+# the total of all; the exit status is 0 only when nothing failed and at
+# least one test passed.
 
-UE_TEST_TIMEOUT=${UE_TEST_TIMEOUT:-2700}      # seconds for the test VM
+# The flavours "test" builds and boots, in this order (--flavour overrides).
+UE_FLAVOURS=${UE_FLAVOURS:-${UE_FLAVOUR:-plain debug}}
+
+# Seconds the test VM of a flavour may take, and the kselftest runner's
+# per-program timeout in it; UE_TEST_TIMEOUT and UE_KSELFTEST_TIMEOUT,
+# when set, apply to every flavour.  The plain kernel keeps the selftests'
+# own settings file.  See README.md (Timings) for what they were sized on.
+declare -A FLAVOUR_TEST_TIMEOUT=([plain]=600 [debug]=2400)
+declare -A FLAVOUR_KSELFTEST_TIMEOUT=([debug]=1200)
 
 # Results, per check, in the order checks were recorded.
 declare -a CHECK_ORDER=()
@@ -65,10 +78,17 @@ tap_count() {
 }
 
 # check_tap NAME FILE: count a TAP file as check NAME, printing failures.
+# A check the VM stopped in (guest-run's FILE.tmp is left) counts what it
+# reported, and one failure showing where it stopped.
 check_tap() {
 	local name=$1 file=$2 p=0 f=0 s=0 kind desc
-	if [[ ! -f $file ]]; then
-		warn "test: $name: no results (the check did not run or finish)"
+	if [[ ! -f $file && -f $file.tmp ]]; then
+		printf '  FAIL %s: did not finish (the VM stopped); its last output:\n' "$name"
+		tail -n 15 "$file.tmp" | sed 's/^/       | /'
+		record "$name" 0 1 0
+		file=$file.tmp
+	elif [[ ! -f $file ]]; then
+		warn "test: $name: no results (the check did not run)"
 		record "$name" 0 1 0
 		return
 	fi
@@ -89,8 +109,10 @@ check_tap() {
 
 # --- Kernel log --------------------------------------------------------------
 
-# KLOG_PATTERN: lines that start a report of a kernel problem.
-KLOG_PATTERN='WARNING:|BUG:|KASAN|UBSAN|INFO: lockdep|INFO: possible|possible circular locking|unreferenced object|Oops|general protection fault|Kernel panic|Call Trace'
+# KLOG_PATTERN: lines that start a report of a kernel problem.  KFENCE's
+# reports start with "BUG: KFENCE:", DEBUG_OBJECTS' with "ODEBUG:" (some
+# without a WARNING), RCU stalls with "... detected stall(s)".
+KLOG_PATTERN='WARNING:|BUG:|KASAN|UBSAN|ODEBUG:|INFO: lockdep|INFO: possible|possible circular locking|unreferenced object|detected stall|Oops|general protection fault|Kernel panic|Call Trace'
 
 # klog_reports FILE: print each report, separated by lines "@@@".  A report
 # runs from its first line until "---[ end trace", a "=====" line (KASAN,
@@ -108,26 +130,28 @@ klog_reports() {
 	' "$1"
 }
 
+# check_kernel_log SCRATCH NAME: count the reports in a VM's kernel log as
+# check NAME.
 check_kernel_log() {
-	local scratch=$1 log=$1/dmesg n=0 report=
+	local scratch=$1 name=$2 log=$1/dmesg n=0 report='' line
 	[[ -s $log ]] || { log=$scratch/console.log; warn "test: no dmesg saved, scanning the console log"; }
 	if [[ ! -s $log ]]; then
-		record kernel-log 0 1 0
+		record "$name" 0 1 0
 		return
 	fi
 	while IFS= read -r line; do
 		if [[ $line == @@@ ]]; then
 			n=$((n + 1))
-			printf '  FAIL kernel-log: report %d:\n%s\n' "$n" "$report"
+			printf '  FAIL %s: report %d:\n%s\n' "$name" "$n" "$report"
 			report=
 		else
 			report+="       | $line"$'\n'
 		fi
 	done < <(klog_reports "$log")
 	if ((n)); then
-		record kernel-log 0 "$n" 0
+		record "$name" 0 "$n" 0
 	else
-		record kernel-log 1 0 0
+		record "$name" 1 0 0
 	fi
 }
 
@@ -166,9 +190,8 @@ WARN_CHECK_OBJS=(kernel/trace/trace_events_user)
 check_warnings() {
 	local obj out
 	for obj in "${WARN_CHECK_OBJS[@]}"; do
-		out=$(make -C "$TREE" ARCH=$KARCH O="$BUILD_DIR" -s W=1 "$obj.s" 2>&1 &&
-			make -C "$TREE" ARCH=$KARCH O="$BUILD_DIR" -s C=2 "$obj.o" 2>&1)
-		if [[ $? == 0 ]] && ! grep -q -E 'warning:|error:' <<<"$out"; then
+		if out=$(kmake -s W=1 "$obj.s" 2>&1 && kmake -s C=2 "$obj.o" 2>&1) &&
+			! grep -q -E 'warning:|error:' <<<"$out"; then
 			record warnings 1 0 0
 		else
 			printf '  FAIL warnings: %s.c (W=1, sparse)\n' "$obj"
@@ -196,51 +219,100 @@ test_summary() {
 	((tf == 0 && tp > 0))
 }
 
-# test_in_vm: boot once, run harness/checks/guest-run, count its results
-# and the kernel log.
+# check_prefix: what the current flavour's check names start with.
+check_prefix() {
+	[[ -z $UE_FLAVOUR ]] || printf '%s:\n' "$UE_FLAVOUR"
+}
+
+# test_build: build the current flavour; a failure is one failed check
+# "build" (the other flavours and the patches are still checked).  The
+# build runs as its own process so that "set -e" holds inside it.
+test_build() {
+	UE_LOCK_HELD=1 "$HARNESS_DIR/ue" build && return 0
+	echo "  FAIL $(check_prefix)build: see the errors above and $BUILD_LOG"
+	record "$(check_prefix)build" 0 1 0
+	return 1
+}
+
+# test_in_vm: boot the current flavour once, run harness/checks/guest-run,
+# count its results and the kernel log.
 test_in_vm() {
-	local scratch vmrc=0 check name
+	local scratch vmrc=0 check name prefix flavour
+	local timeout=${UE_TEST_TIMEOUT:-${FLAVOUR_TEST_TIMEOUT[$(flavour_name)]:-900}}
+	# Seen by the guest (scratch_cmd passes every UE_ variable).
+	local UE_KSELFTEST_TIMEOUT=${UE_KSELFTEST_TIMEOUT:-${FLAVOUR_KSELFTEST_TIMEOUT[$(flavour_name)]:-}}
+	flavour=$(flavour_name) prefix=$(check_prefix)
 	lock_cache shared           # let others boot, not rebuild, meanwhile
 	scratch=$(scratch_new)
 	scratch_cmd "$scratch" run "$HARNESS_DIR/checks/guest-run"
-	log "test: running the checks in the VM (timeout ${UE_TEST_TIMEOUT}s)"
-	vm_boot "$scratch" run "$UE_TEST_TIMEOUT" || vmrc=$?
+	log "test: running the checks in the $flavour kernel (timeout ${timeout}s)"
+	vm_boot "$scratch" run "$timeout" || vmrc=$?
 
 	echo
-	echo "=== Results (run directory: $scratch) ==="
-	if ((vmrc)); then
-		printf '  FAIL vm: the test VM did not complete (status %d)\n' "$vmrc"
-		record vm 0 1 0
+	echo "=== Results of the $flavour kernel (run directory: $scratch) ==="
+	if ((vmrc == 124)); then
+		printf '  FAIL %svm: the test VM was stopped after its timeout of %ds\n' "$prefix" "$timeout"
+		record "${prefix}vm" 0 1 0
+	elif ((vmrc)); then
+		printf '  FAIL %svm: the test VM did not complete (status %d)\n' "$prefix" "$vmrc"
+		record "${prefix}vm" 0 1 0
 	fi
 	for check in "$HARNESS_DIR"/checks/guest/*.sh; do
 		name=$(basename "$check" .sh)
-		check_tap "${name#[0-9][0-9]-}" "$scratch/checks/$name.tap"
+		check_tap "$prefix${name#[0-9][0-9]-}" "$scratch/checks/$name.tap"
 	done
-	check_kernel_log "$scratch"
+	check_kernel_log "$scratch" "${prefix}kernel-log"
 }
 
 cmd_test() {
-	local t0 built=1
+	local t0 f first=1 host flavours=() built=()
+	while (($#)); do
+		case $1 in
+		--flavour) (($# > 1)) || die "test: --flavour needs a name"; flavours+=("$2"); shift 2 ;;
+		--flavour=*) flavours+=("${1#*=}"); shift ;;
+		*) die "test: unknown argument '$1' (see harness/ue help)" ;;
+		esac
+	done
+	((${#flavours[@]})) || flavours=("$UE_FLAVOURS")
+	# Names may be separated by spaces or commas.
+	read -ra flavours <<<"$(printf '%s ' "${flavours[@]}" | tr ',' ' ')"
+	((${#flavours[@]})) || die "test: no kernel flavour to test"
+	for f in "${flavours[@]}"; do
+		flavour_use "$f"            # dies on an unknown flavour
+	done
 	t0=$(now)
 	once cmd_deps
+	# The patch files, once.
 	cmd_series "$SERIES_OUT"
 	check_git_am "$SERIES_OUT"
 	check_htmldocs
-	# A failed build is one failure; the patches are still checked.  The
-	# build runs as its own process so that "set -e" holds inside it.
-	if ! UE_LOCK_HELD=1 "$HARNESS_DIR/ue" build; then
-		echo "  FAIL build: see the errors above and $BUILD_LOG"
-		record build 0 1 0
-		built=0
-	fi
-	if ((built)); then
-		check_warnings
-		test_in_vm
-	fi
 	check_checkpatch "$SERIES_OUT"
+	# Every kernel is built before any VM boots: the builds hold the cache
+	# lock exclusively, the VMs only share it.
+	for f in "${flavours[@]}"; do
+		flavour_use "$f"
+		test_build || continue
+		built+=("$f")
+		# Compiler and sparse warnings, once: with the first kernel built.
+		if ((first)); then
+			check_warnings
+			first=0
+		fi
+	done
+	for f in "${built[@]}"; do
+		flavour_use "$f"
+		test_in_vm
+	done
 	log "test: done in $(($(now) - t0))s"
-	# Recorded for the cover letter, which is rewritten with it.
-	test_result_save "$(($(now) - t0))"
+	# Recorded for the cover letter, which is rewritten with it.  The
+	# checks of the patch files go with the plain kernel's results, or
+	# with the first flavour's when the plain kernel was not tested.
+	host=${flavours[0]}
+	[[ " ${flavours[*]} " != *" plain "* ]] || host=plain
+	for f in "${flavours[@]}"; do
+		flavour_use "$f"
+		test_result_save "$(($(now) - t0))" "$([[ $f == "$host" ]] && echo 1 || echo 0)"
+	done
 	cmd_series "$SERIES_OUT"
 	test_summary
 }
