@@ -155,16 +155,22 @@ check_htmldocs() {
 
 # --- harness/ue check-series ---------------------------------------------------
 
+# check_patch_files: write the series and check its patch files as a
+# maintainer gets them: git am on the base, htmldocs, checkpatch.
+check_patch_files() {
+	cmd_series "$SERIES_OUT"
+	check_git_am "$SERIES_OUT"
+	check_htmldocs
+	check_checkpatch "$SERIES_OUT"
+}
+
 # cmd_check_series: the checks of the patch files alone (no build, no VM):
 # checkpatch, git am, htmldocs.  Ends with "N passed, N failed".
 cmd_check_series() {
 	local t0
 	t0=$(now)
 	once cmd_deps
-	cmd_series "$SERIES_OUT"
-	check_git_am "$SERIES_OUT"
-	check_htmldocs
-	check_checkpatch "$SERIES_OUT"
+	check_patch_files
 	log "check-series: done in $(($(now) - t0))s"
 	test_summary
 }

@@ -283,10 +283,7 @@ cmd_test() {
 	t0=$(now)
 	once cmd_deps
 	# The patch files, once.
-	cmd_series "$SERIES_OUT"
-	check_git_am "$SERIES_OUT"
-	check_htmldocs
-	check_checkpatch "$SERIES_OUT"
+	check_patch_files
 	# Every kernel is built before any VM boots: the builds hold the cache
 	# lock exclusively, the VMs only share it.
 	for f in "${flavours[@]}"; do
