@@ -107,7 +107,9 @@ scratch_cmd() {
 # qemu_args SCRATCH MODE: the QEMU command line (without the timeout).
 qemu_args() {
 	local scratch=$1 mode=$2 append extra=${FLAVOUR_CMDLINE[$(flavour_name)]:-}
-	append="console=ttyS0 tsc=reliable panic=-1 printk.devkmsg=on"
+	# tp_printk only makes tracepoint_printk available: guest-init turns
+	# it off, tests turn it on while they check it.
+	append="console=ttyS0 tsc=reliable panic=-1 printk.devkmsg=on tp_printk"
 	append+=" ue.init=$HARNESS_DIR/guest-init${extra:+ $extra}"
 	[[ $mode != shell ]] || append+=" quiet"
 	# shellcheck disable=SC2054 # the commas are QEMU's option syntax

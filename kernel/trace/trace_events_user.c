@@ -21,6 +21,7 @@
  */
 
 #include <linux/bitops.h>
+#include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/ctype.h>
 #include <linux/hashtable.h>
@@ -28,6 +29,7 @@
 #include <linux/ioctl.h>
 #include <linux/jhash.h>
 #include <linux/mm.h>
+#include <linux/mutex.h>
 #include <linux/perf_event.h>
 #include <linux/refcount.h>
 #include <linux/seq_file.h>
@@ -53,6 +55,8 @@
 #define USER_EVENT_CMD_MAX	4096
 #define USER_EVENT_FIELDS_MAX	256
 #define USER_EVENT_ARRAY_MAX	1024
+/* Longest array size literal: room for 1024, 0x400 and 0x0400 */
+#define USER_EVENT_ARRAY_LITERAL_MAX	6
 /*
  * Largest record (common fields and payload) that always fits in one ring
  * buffer event and one perf raw sample: a 4K ring buffer page less its
@@ -64,12 +68,19 @@
 
 /* struct user_field.flags */
 #define UF_SIGNED	BIT(0)	/* signed integer */
-#define UF_CHAR		BIT(1)	/* elements are (signed) char: a string */
+#define UF_CHAR		BIT(1)	/* elements are (signed) char: printed as text */
 #define UF_ARRAY	BIT(2)	/* fixed-size array, len elements */
 #define UF_STRUCT	BIT(3)	/* opaque struct of size bytes */
 #define UF_DATA_LOC	BIT(4)	/* __data_loc: offset from record start */
 #define UF_REL_LOC	BIT(5)	/* __rel_loc: offset from end of the field */
+/*
+ * The tracing core reads the field as a NUL-terminated string (filters,
+ * histogram keys, eprobe fetches): every write must hold a NUL in it.
+ */
+#define UF_STRING	BIT(6)
 #define UF_DYN		(UF_DATA_LOC | UF_REL_LOC)
+/* A write must be checked against the field before it is recorded */
+#define UF_CHECKED	(UF_DYN | UF_STRING)
 
 /**
  * struct user_field - one field of a user event
@@ -101,7 +112,7 @@ struct user_field {
  * @fields: fields in record order
  * @ftrace_fields: @fields described for the event's format file
  * @nr_fields: number of @fields
- * @nr_dyn: number of __data_loc and __rel_loc fields in @fields
+ * @nr_checked: number of @fields every write is checked against
  * @min_size: payload bytes needed to cover every field
  * @status_index: the event's byte in the status page
  */
@@ -116,7 +127,7 @@ struct user_event {
 	struct user_field *fields;
 	struct trace_event_fields *ftrace_fields;
 	int nr_fields;
-	int nr_dyn;
+	int nr_checked;
 	u32 min_size;
 	int status_index;
 };
@@ -135,7 +146,14 @@ struct user_event_refs {
 	struct user_event *events[];
 };
 
+/**
+ * struct user_event_file_info - an open user_events_data file
+ * @reg_lock: serializes registrations, so that a write index is handed
+ *	out only once its caller has been told about it
+ * @refs: the write indexes, read locklessly by the write path
+ */
 struct user_event_file_info {
+	struct mutex reg_lock;	/* registrations on this file */
 	struct user_event_refs __rcu *refs;
 };
 
@@ -156,12 +174,6 @@ typedef void (*user_event_probe_t)(void *data, struct user_event *user,
 				   struct user_event_write *result);
 
 static DEFINE_HASHTABLE(user_event_names, 9);
-/*
- * The kernel's credentials: a program the admin let open user_events_data
- * may lack the right to search tracefs' events directory, yet its events
- * need their directories there.
- */
-static const struct cred *user_event_creds;
 /* Events by status index; protected by event_mutex */
 static struct user_event *user_event_by_index[USER_EVENTS_MAX_STATUS];
 static u8 *user_event_status_page;
@@ -195,6 +207,8 @@ enum user_event_err {
 	USER_EVENT_ERR_BAD_FIELD_NAME,
 	USER_EVENT_ERR_DUP_FIELD,
 	USER_EVENT_ERR_BAD_ARRAY,
+	USER_EVENT_ERR_ARRAY_LITERAL,
+	USER_EVENT_ERR_STRING_STRUCT,
 	USER_EVENT_ERR_NO_STRUCT_SIZE,
 	USER_EVENT_ERR_BAD_STRUCT_SIZE,
 	USER_EVENT_ERR_EXTRA_TOKEN,
@@ -202,6 +216,7 @@ enum user_event_err {
 	USER_EVENT_ERR_TOO_MANY_FIELDS,
 	USER_EVENT_ERR_TOO_LARGE,
 	USER_EVENT_ERR_FIELDS_DIFFER,
+	USER_EVENT_ERR_NAME_TAKEN,
 	USER_EVENT_ERR_TOO_MANY_EVENTS,
 	USER_EVENT_ERR_COUNT
 };
@@ -215,6 +230,8 @@ static const char *user_event_err_text[USER_EVENT_ERR_COUNT] = {
 	[USER_EVENT_ERR_BAD_FIELD_NAME] = "Invalid field name",
 	[USER_EVENT_ERR_DUP_FIELD] = "Duplicate field name",
 	[USER_EVENT_ERR_BAD_ARRAY] = "Invalid array size",
+	[USER_EVENT_ERR_ARRAY_LITERAL] = "Array size literal is longer than 6 characters",
+	[USER_EVENT_ERR_STRING_STRUCT] = "Struct type would be read as a string",
 	[USER_EVENT_ERR_NO_STRUCT_SIZE] = "Struct field needs a size",
 	[USER_EVENT_ERR_BAD_STRUCT_SIZE] = "Invalid struct size",
 	[USER_EVENT_ERR_EXTRA_TOKEN] = "Unexpected token",
@@ -222,6 +239,7 @@ static const char *user_event_err_text[USER_EVENT_ERR_COUNT] = {
 	[USER_EVENT_ERR_TOO_MANY_FIELDS] = "Too many fields",
 	[USER_EVENT_ERR_TOO_LARGE] = "Fixed fields exceed the maximum payload",
 	[USER_EVENT_ERR_FIELDS_DIFFER] = "Event exists with different fields",
+	[USER_EVENT_ERR_NAME_TAKEN] = "Name is used by another event of the system",
 	[USER_EVENT_ERR_TOO_MANY_EVENTS] = "No free status byte for a new event",
 };
 
@@ -274,12 +292,16 @@ static bool user_event_is_blank(char c)
 	return isspace(c);
 }
 
+/*
+ * A C identifier made of ASCII letters, digits and '_'.  The kernel's
+ * isalpha() and isalnum() also take the Latin-1 letters.
+ */
 static bool user_event_is_ident(const char *s)
 {
-	if (!*s || (!isalpha(*s) && *s != '_'))
+	if (!*s || isdigit(*s))
 		return false;
-	for (s++; *s; s++) {
-		if (!isalnum(*s) && *s != '_')
+	for (; *s; s++) {
+		if (!isascii(*s) || (!isalnum(*s) && *s != '_'))
 			return false;
 	}
 	return true;
@@ -396,9 +418,15 @@ static char *user_event_parse_type(struct user_event_parser *p, char **sp,
 			return ERR_PTR(user_event_parse_error(p,
 					USER_EVENT_ERR_BAD_TYPE,
 					tag ?: start, -EINVAL));
-		field->type = kasprintf(GFP_KERNEL, "struct %s", tag);
+		field->type = kasprintf(GFP_KERNEL_ACCOUNT, "struct %s", tag);
+		if (!field->type)
+			return ERR_PTR(-ENOMEM);
+		/* "struct __data_loc_char" would be a string to the core */
+		if (filter_assign_type(field->type) != FILTER_OTHER)
+			return ERR_PTR(user_event_parse_error(p,
+					USER_EVENT_ERR_STRING_STRUCT, tag, -EINVAL));
 		field->flags = UF_STRUCT;
-		return field->type ? user_event_next_token(sp) : ERR_PTR(-ENOMEM);
+		return user_event_next_token(sp);
 	}
 
 	if (!strcmp(tok, "unsigned")) {
@@ -418,7 +446,7 @@ static char *user_event_parse_type(struct user_event_parser *p, char **sp,
 				USER_EVENT_ERR_NO_FIXED_SIZE, start, -EINVAL));
 
 	if (is_unsigned) {
-		char *name = kasprintf(GFP_KERNEL, "unsigned %s", tok);
+		char *name = kasprintf(GFP_KERNEL_ACCOUNT, "unsigned %s", tok);
 
 		if (!name)
 			return ERR_PTR(-ENOMEM);
@@ -437,7 +465,7 @@ static char *user_event_parse_type(struct user_event_parser *p, char **sp,
 		if (loc)
 			return ERR_PTR(user_event_parse_error(p,
 					USER_EVENT_ERR_BAD_TYPE, start, -EINVAL));
-		field->type = kstrdup(scalar->name, GFP_KERNEL);
+		field->type = kstrdup(scalar->name, GFP_KERNEL_ACCOUNT);
 		field->size = scalar->size;
 		field->flags = scalar->is_signed ? UF_SIGNED : 0;
 		return field->type ? user_event_next_token(sp) : ERR_PTR(-ENOMEM);
@@ -459,22 +487,36 @@ static char *user_event_parse_type(struct user_event_parser *p, char **sp,
 		if (!bracket || *bracket)
 			return ERR_PTR(user_event_parse_error(p,
 					USER_EVENT_ERR_BAD_ARRAY, start, -EINVAL));
-		field->type = kasprintf(GFP_KERNEL, "%s %s[]",
+		field->type = kasprintf(GFP_KERNEL_ACCOUNT, "%s %s[]",
 					loc == UF_DATA_LOC ? "__data_loc" :
 					"__rel_loc", scalar->name);
 		field->size = sizeof(u32);
 	} else {
+		/* 5.18 refused long literals such as 0x0000000000001 too */
+		if (bracket && strlen(bracket) > USER_EVENT_ARRAY_LITERAL_MAX)
+			return ERR_PTR(user_event_parse_error(p,
+					USER_EVENT_ERR_ARRAY_LITERAL, start,
+					-EINVAL));
 		if (!bracket ||
 		    user_event_parse_size(bracket, USER_EVENT_ARRAY_MAX, &len))
 			return ERR_PTR(user_event_parse_error(p,
 					USER_EVENT_ERR_BAD_ARRAY, start, -EINVAL));
-		field->type = kasprintf(GFP_KERNEL, "%s[%u]", scalar->name, len);
+		field->type = kasprintf(GFP_KERNEL_ACCOUNT, "%s[%u]",
+					scalar->name, len);
 		field->size = len;
 		field->len = len;
 	}
+	if (!field->type)
+		return ERR_PTR(-ENOMEM);
 	field->flags = loc | (loc ? 0 : UF_ARRAY) |
 		       (scalar->is_signed ? UF_CHAR : 0);
-	return field->type ? user_event_next_token(sp) : ERR_PTR(-ENOMEM);
+	/*
+	 * Any array of char or unsigned char is a string to the core, which
+	 * classifies fields by their type text: see filter_assign_type().
+	 */
+	if (filter_assign_type(field->type) != FILTER_OTHER)
+		field->flags |= UF_STRING;
+	return user_event_next_token(sp);
 }
 
 static bool user_event_reserved_name(const char *name)
@@ -524,7 +566,7 @@ static int user_event_parse_field(struct user_event_parser *p, char *s,
 	if (i < def->nr_fields - 1 || user_event_reserved_name(name))
 		return user_event_parse_error(p, USER_EVENT_ERR_DUP_FIELD, name,
 					      -EINVAL);
-	field->name = kstrdup(name, GFP_KERNEL);
+	field->name = kstrdup(name, GFP_KERNEL_ACCOUNT);
 	if (!field->name)
 		return -ENOMEM;
 
@@ -602,8 +644,9 @@ static int user_event_parse(struct user_event_parser *p,
 		return user_event_parse_error(p, USER_EVENT_ERR_TOO_MANY_FIELDS,
 					      s, -E2BIG);
 
-	def->name = kstrdup(name, GFP_KERNEL);
-	def->fields = kcalloc(nr ?: 1, sizeof(*def->fields), GFP_KERNEL);
+	def->name = kstrdup(name, GFP_KERNEL_ACCOUNT);
+	def->fields = kcalloc(nr ?: 1, sizeof(*def->fields),
+			      GFP_KERNEL_ACCOUNT);
 	if (!def->name || !def->fields) {
 		ret = -ENOMEM;
 		goto fail;
@@ -639,7 +682,7 @@ static int user_event_parse_text(const char *cmd, int base, const char *text,
 	};
 	int ret;
 
-	p.text = kstrdup(text, GFP_KERNEL);
+	p.text = kstrdup(text, GFP_KERNEL_ACCOUNT);
 	if (!p.text)
 		return -ENOMEM;
 	ret = user_event_parse(&p, def);
@@ -756,14 +799,39 @@ static int user_event_reg(struct trace_event_call *call, enum trace_reg type,
 	return 0;
 }
 
+/*
+ * Where the value of @field lies in the record @rec: for __data_loc and
+ * __rel_loc fields, decoded from the field's location word (length in the
+ * upper 16 bits, offset in the lower 16), for the others the field itself.
+ */
+static void user_field_span(const struct user_field *field, const u8 *rec,
+			    u32 *start, u32 *len)
+{
+	u32 loc;
+
+	if (!(field->flags & UF_DYN)) {
+		*start = field->offset;
+		*len = field->size;
+		return;
+	}
+
+	loc = get_unaligned((const u32 *)(rec + field->offset));
+	*start = loc & 0xffff;
+	*len = loc >> 16;
+	/* __rel_loc counts from the end of the location word */
+	if (field->flags & UF_REL_LOC)
+		*start += field->offset + sizeof(u32);
+}
+
 /**
- * user_event_payload_valid - check the dynamic fields of a record
+ * user_event_payload_valid - check a record against the event's fields
  * @user: the event
  * @rec: the record, common fields included
  * @size: bytes of @rec that were written
  *
- * Every __data_loc/__rel_loc field must point inside the payload and every
- * dynamic char array must end with a NUL within its length.
+ * Every __data_loc/__rel_loc field must point inside the payload.  Every
+ * field the core reads as a string must hold a NUL: a dynamic one must be
+ * non-empty and end with it, a fixed array must contain one.
  *
  * Return: true if the record can be committed.
  */
@@ -771,24 +839,25 @@ static bool user_event_payload_valid(const struct user_event *user,
 				     const u8 *rec, u32 size)
 {
 	const struct user_field *field;
-	u32 loc, start, len;
+	u32 start, len;
 	int i;
 
 	for (i = 0; i < user->nr_fields; i++) {
 		field = &user->fields[i];
-		if (!(field->flags & UF_DYN))
+		if (!(field->flags & UF_CHECKED))
 			continue;
 
-		loc = get_unaligned((const u32 *)(rec + field->offset));
-		start = loc & 0xffff;
-		len = loc >> 16;
-		if (field->flags & UF_REL_LOC)
-			start += field->offset + sizeof(u32);
-
+		user_field_span(field, rec, &start, &len);
 		if (start < sizeof(struct trace_entry) || start + len > size)
 			return false;
-		if ((field->flags & UF_CHAR) && (!len || rec[start + len - 1]))
+		if (!(field->flags & UF_STRING))
+			continue;
+		if (field->flags & UF_DYN) {
+			if (!len || rec[start + len - 1])
+				return false;
+		} else if (!memchr(rec + start, '\0', len)) {
 			return false;
+		}
 	}
 	return true;
 }
@@ -814,7 +883,7 @@ static bool user_event_fill(struct user_event *user, void *rec,
 		result->faulted = true;
 		return false;
 	}
-	if (user->nr_dyn &&
+	if (user->nr_checked &&
 	    !user_event_payload_valid(user, rec,
 				      sizeof(struct trace_entry) + size)) {
 		result->invalid = true;
@@ -1003,56 +1072,104 @@ static ssize_t user_events_write(struct file *file, const char __user *ubuf,
 	return user_events_write_index(file, index, &iter, count);
 }
 
-/* Trace output of a number, a fixed array or a dynamic array */
-static void user_event_print_field(struct trace_seq *s,
-				   const struct user_field *field,
-				   const u8 *rec, u32 size)
+/* Marks a line cut short to fit in one trace_seq */
+#define USER_EVENT_CUT		"..."
+/* Widest number printed: a sign and 20 digits */
+#define USER_EVENT_NUM_WIDTH	21
+
+static u64 user_field_number(const struct user_field *field, const u8 *data)
 {
-	const u8 *data = rec + field->offset;
-	u32 len = field->size, i, loc;
 	u64 val;
 
-	if (field->flags & UF_DYN) {
-		loc = get_unaligned((const u32 *)data);
-		len = loc >> 16;
-		data = rec + (loc & 0xffff);
-		if (field->flags & UF_REL_LOC)
-			data += field->offset + sizeof(u32);
-		if (data + len > rec + size) {
-			trace_seq_puts(s, "<invalid>");
-			return;
-		}
-	} else if (!(field->flags & (UF_ARRAY | UF_STRUCT))) {
-		switch (field->size) {
-		case 1:
-			val = *data;
-			break;
-		case 2:
-			val = get_unaligned((const u16 *)data);
-			break;
-		case 4:
-			val = get_unaligned((const u32 *)data);
-			break;
-		default:
-			val = get_unaligned((const u64 *)data);
-			break;
-		}
-		if (field->flags & UF_SIGNED) {
-			int shift = 64 - 8 * field->size;
-
-			trace_seq_printf(s, "%lld", (s64)(val << shift) >> shift);
-		} else {
-			trace_seq_printf(s, "%llu", val);
-		}
-		return;
+	switch (field->size) {
+	case 1:
+		val = *data;
+		break;
+	case 2:
+		val = get_unaligned((const u16 *)data);
+		break;
+	case 4:
+		val = get_unaligned((const u32 *)data);
+		break;
+	default:
+		val = get_unaligned((const u64 *)data);
+		break;
 	}
+	if (field->flags & UF_SIGNED) {
+		int shift = 64 - 8 * field->size;
+
+		val = (s64)(val << shift) >> shift;
+	}
+	return val;
+}
+
+/**
+ * user_event_print_field - trace output of one field's value
+ * @s: the output
+ * @field: the field
+ * @rec: the record, common fields included
+ * @size: bytes of @rec
+ * @room: characters the value may take at most
+ *
+ * Numbers are printed in decimal, char arrays as text, other arrays and
+ * structs as hex bytes, cut to @room.
+ *
+ * Return: the characters printed, or -1 if the value had to be cut.
+ */
+static int user_event_print_field(struct trace_seq *s,
+				  const struct user_field *field,
+				  const u8 *rec, u32 size, int room)
+{
+	u32 start, len, i;
+	const u8 *data;
+	int n;
+
+	if (!(field->flags & (UF_ARRAY | UF_STRUCT | UF_DYN))) {
+		u64 val = user_field_number(field, rec + field->offset);
+
+		if (room < USER_EVENT_NUM_WIDTH)
+			return -1;
+		if (field->flags & UF_SIGNED)
+			trace_seq_printf(s, "%lld", (s64)val);
+		else
+			trace_seq_printf(s, "%llu", val);
+		return USER_EVENT_NUM_WIDTH;
+	}
+
+	user_field_span(field, rec, &start, &len);
+	if (start + len > size) {
+		trace_seq_puts(s, "<invalid>");
+		return sizeof("<invalid>") - 1;
+	}
+	data = rec + start;
 
 	if (field->flags & UF_CHAR) {
-		trace_seq_printf(s, "%.*s", (int)strnlen(data, len), data);
-		return;
+		n = strnlen(data, len);
+		trace_seq_printf(s, "%.*s", min(n, room), data);
+		return n > room ? -1 : n;
 	}
+
+	/* "xx" and " xx" for each further byte */
+	n = len ? 3 * len - 1 : 0;
+	if (n > room)
+		len = (room + 1) / 3;
 	for (i = 0; i < len; i++)
 		trace_seq_printf(s, i ? " %02x" : "%02x", data[i]);
+	return n > room ? -1 : n;
+}
+
+/*
+ * Characters already on the line being printed: trace_pipe puts several
+ * lines in one trace_seq, and starts over with an empty one when a line
+ * does not fit.
+ */
+static int user_event_line_len(struct trace_seq *s)
+{
+	int used = trace_seq_used(s), start = used;
+
+	while (start > 0 && s->buffer[start - 1] != '\n')
+		start--;
+	return used - start;
 }
 
 static enum print_line_t user_event_print(struct trace_iterator *iter,
@@ -1061,14 +1178,37 @@ static enum print_line_t user_event_print(struct trace_iterator *iter,
 	struct user_event *user = container_of(event, struct user_event,
 					       call.event);
 	struct trace_seq *s = &iter->seq;
-	int i;
+	/*
+	 * tp_printk prints the record as it is committed, right after
+	 * user_event_fill() checked it, without telling its size.
+	 */
+	u32 size = iter->ent_size ?: USER_EVENT_RECORD_MAX;
+	int i, n, room;
+
+	/*
+	 * A line longer than a trace_seq is dropped as "[LINE TOO BIG]":
+	 * cut long values so that the line ends with USER_EVENT_CUT.
+	 */
+	room = sizeof(s->buffer) - user_event_line_len(s) -
+	       sizeof(USER_EVENT_CUT "\n");
 
 	trace_seq_printf(s, "%s: ", user->name);
+	room -= strlen(user->name) + 2;
 	for (i = 0; i < user->nr_fields; i++) {
+		/* "name=", after a blank but for the first field */
+		n = strlen(user->fields[i].name) + 1 + !!i;
+		if (room < n)
+			break;
 		trace_seq_printf(s, "%s%s=", i ? " " : "", user->fields[i].name);
-		user_event_print_field(s, &user->fields[i], (u8 *)iter->ent,
-				       iter->ent_size);
+		room -= n;
+		n = user_event_print_field(s, &user->fields[i], (u8 *)iter->ent,
+					   size, room);
+		if (n < 0)
+			break;
+		room -= n;
 	}
+	if (i < user->nr_fields)
+		trace_seq_puts(s, USER_EVENT_CUT);
 	trace_seq_putc(s, '\n');
 
 	return trace_handle_return(s);
@@ -1151,7 +1291,7 @@ static int user_event_set_print_fmt(struct user_event *user)
 	user_event_print_fmt(user, &f);
 	f.len = f.pos + 1;
 	f.pos = 0;
-	f.buf = kmalloc(f.len, GFP_KERNEL);
+	f.buf = kmalloc(f.len, GFP_KERNEL_ACCOUNT);
 	if (!f.buf)
 		return -ENOMEM;
 	user_event_print_fmt(user, &f);
@@ -1165,7 +1305,8 @@ static int user_event_set_ftrace_fields(struct user_event *user)
 	int i;
 
 	user->ftrace_fields = kcalloc(user->nr_fields + 1,
-				      sizeof(*user->ftrace_fields), GFP_KERNEL);
+				      sizeof(*user->ftrace_fields),
+				      GFP_KERNEL_ACCOUNT);
 	if (!user->ftrace_fields)
 		return -ENOMEM;
 
@@ -1183,8 +1324,8 @@ static int user_event_set_ftrace_fields(struct user_event *user)
 
 		/* the members are const: the array is filled by copy */
 		memcpy(&user->ftrace_fields[i], &desc, sizeof(desc));
-		if (field->flags & UF_DYN)
-			user->nr_dyn++;
+		if (field->flags & UF_CHECKED)
+			user->nr_checked++;
 	}
 	return 0;
 }
@@ -1200,6 +1341,31 @@ static void user_event_free(struct user_event *user)
 	kfree(user->call.print_fmt);
 	kfree(user->name);
 	kfree(user);
+}
+
+/*
+ * Add the event's call to ftrace, which creates its directory in the
+ * events directory of every trace instance.  A program the admin let open
+ * user_events_data may lack the right to search those directories, owned
+ * by root: create them with root's file system ids, and only those.
+ */
+static int user_event_add_call(struct trace_event_call *call)
+{
+	const struct cred *old;
+	struct cred *cred;
+	int ret;
+
+	cred = prepare_creds();
+	if (!cred)
+		return -ENOMEM;
+	cred->fsuid = GLOBAL_ROOT_UID;
+	cred->fsgid = GLOBAL_ROOT_GID;
+
+	old = override_creds(cred);
+	ret = trace_add_event_call(call);
+	revert_creds(old);
+	put_cred(cred);
+	return ret;
 }
 
 static int user_event_alloc_index(void)
@@ -1224,7 +1390,6 @@ static int user_event_alloc_index(void)
 static int user_event_create(struct user_event_def *def, int index,
 			     struct user_event **out)
 {
-	const struct cred *old_cred;
 	struct trace_event_call *call;
 	struct user_event *user;
 	int ret;
@@ -1273,9 +1438,7 @@ static int user_event_create(struct user_event_def *def, int index,
 		goto free;
 	}
 
-	old_cred = override_creds(user_event_creds);
-	ret = trace_add_event_call(call);
-	revert_creds(old_cred);
+	ret = user_event_add_call(call);
 	if (ret) {
 		unregister_trace_event(&call->event);
 		goto free;
@@ -1320,7 +1483,11 @@ static int user_event_destroy(struct user_event *user)
 	ret = trace_remove_event_call(&user->call);
 	if (ret)
 		return ret;
-	/* Records of a type that no longer exists cannot be printed */
+	/*
+	 * Clear the buffers that recorded the event (see
+	 * user_event_recorded()): its type number may be given to another
+	 * event, whose output functions would misread its records.
+	 */
 	tracing_reset_all_online_cpus();
 
 	dyn_event_remove(&user->devent);
@@ -1329,6 +1496,45 @@ static int user_event_destroy(struct user_event *user)
 	WRITE_ONCE(user_event_status_page[user->status_index], 0);
 	user_event_free(user);
 	return 0;
+}
+
+/*
+ * Did a trace buffer ever record @user?  Removing the event then clears
+ * that buffer, with every other event's records in it.
+ */
+static bool user_event_recorded(struct user_event *user)
+{
+	struct trace_event_file *file;
+	struct trace_array *tr;
+
+	lockdep_assert_held(&event_mutex);
+
+	list_for_each_entry(tr, &ftrace_trace_arrays, list) {
+		list_for_each_entry(file, &tr->events, list) {
+			if (file->event_call == &user->call &&
+			    (file->flags & EVENT_FILE_FL_WAS_ENABLED))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Is @name taken in the user_events system by an event that is not a
+ * user event, such as a kprobe created as "p:user_events/NAME"?
+ */
+static bool user_event_name_taken(const char *name)
+{
+	struct trace_event_call *call;
+
+	lockdep_assert_held(&event_mutex);
+
+	list_for_each_entry(call, &ftrace_events, list) {
+		if (!strcmp(call->class->system, USER_EVENTS_SYSTEM) &&
+		    !strcmp(trace_event_name(call), name))
+			return true;
+	}
+	return false;
 }
 
 /**
@@ -1341,7 +1547,8 @@ static int user_event_destroy(struct user_event *user)
  * An existing event is returned if its fields are the same.
  *
  * Return: 0, -EINVAL/-E2BIG for a bad command, -EADDRINUSE if the name is
- * taken by an event with other fields, -ENOMEM.
+ * taken by an event with other fields or by another kind of event,
+ * -ENOMEM.
  */
 static int user_event_register(const char *cmd, int base,
 			       struct user_event **out, bool *created)
@@ -1366,6 +1573,13 @@ static int user_event_register(const char *cmd, int base,
 				       base + strspn(cmd + base, " \t"));
 			ret = -EADDRINUSE;
 		}
+		goto out;
+	}
+
+	if (user_event_name_taken(def.name)) {
+		user_event_log(cmd, USER_EVENT_ERR_NAME_TAKEN,
+			       base + strspn(cmd + base, " \t"));
+		ret = -EADDRINUSE;
 		goto out;
 	}
 
@@ -1454,7 +1668,7 @@ static bool user_event_dyn_match(const char *system, const char *event,
 	len = strlen(event) + 1;
 	for (i = 0; i < argc; i++)
 		len += strlen(argv[i]) + 1;
-	text = kmalloc(len, GFP_KERNEL);
+	text = kmalloc(len, GFP_KERNEL_ACCOUNT);
 	if (!text)
 		return false;
 	len = sprintf(text, "%s", event);
@@ -1487,72 +1701,97 @@ static char *user_events_read_cmd(const char __user *ucmd)
 	return cmd;
 }
 
-/**
- * user_events_ref_add - give a file a write index for an event
- * @info: the file
- * @user: the event
- *
- * An event keeps the index it got first.  A new slot takes a reference.
- *
- * Return: the write index, or -ENOMEM.
- */
-static int user_events_ref_add(struct user_event_file_info *info,
-			       struct user_event *user)
+static struct user_event_refs *
+user_events_refs(struct user_event_file_info *info)
 {
-	struct user_event_refs *refs, *grown;
-	int i, count = 0, capacity = 0;
+	return rcu_dereference_protected(info->refs,
+					 lockdep_is_held(&info->reg_lock));
+}
 
-	lockdep_assert_held(&event_mutex);
+/* The write index of @user on the file @info, or -1 if it has none */
+static int user_events_ref_find(struct user_event_file_info *info,
+				struct user_event *user)
+{
+	struct user_event_refs *refs = user_events_refs(info);
+	int i;
 
-	refs = rcu_dereference_protected(info->refs,
-					 lockdep_is_held(&event_mutex));
-	if (refs) {
-		count = refs->count;
-		capacity = refs->capacity;
-		for (i = 0; i < count; i++) {
-			if (refs->events[i] == user)
-				return i;
-		}
+	for (i = 0; refs && i < refs->count; i++) {
+		if (refs->events[i] == user)
+			return i;
 	}
+	return -1;
+}
 
-	if (count == capacity) {
-		capacity = capacity ? capacity * 2 : 8;
-		grown = kzalloc(struct_size(grown, events, capacity),
-				GFP_KERNEL_ACCOUNT);
-		if (!grown)
-			return -ENOMEM;
-		grown->capacity = capacity;
-		grown->count = count;
-		if (refs)
-			memcpy(grown->events, refs->events,
-			       count * sizeof(refs->events[0]));
-		grown->events[count] = user;
-		refcount_inc(&user->refcnt);
-		/* Pairs with the acquire in the write path */
-		smp_store_release(&grown->count, count + 1);
-		rcu_assign_pointer(info->refs, grown);
-		if (refs)
-			kfree_rcu(refs, rcu);
+/**
+ * user_events_ref_reserve - make room for one more write index
+ * @info: the file
+ *
+ * A full table is replaced by one twice as large; writers that still use
+ * the old one see the same slots.
+ *
+ * Return: the index the next slot will have, or -ENOMEM.
+ */
+static int user_events_ref_reserve(struct user_event_file_info *info)
+{
+	struct user_event_refs *refs = user_events_refs(info), *grown;
+	int count = refs ? refs->count : 0;
+	int capacity = refs ? refs->capacity : 0;
+
+	if (count < capacity)
 		return count;
-	}
 
-	refs->events[count] = user;
-	refcount_inc(&user->refcnt);
-	/* Readers see the slot only once count covers it */
-	smp_store_release(&refs->count, count + 1);
+	capacity = capacity ? capacity * 2 : 8;
+	grown = kzalloc(struct_size(grown, events, capacity),
+			GFP_KERNEL_ACCOUNT);
+	if (!grown)
+		return -ENOMEM;
+	grown->capacity = capacity;
+	grown->count = count;
+	if (refs)
+		memcpy(grown->events, refs->events,
+		       count * sizeof(refs->events[0]));
+	rcu_assign_pointer(info->refs, grown);
+	if (refs)
+		kfree_rcu(refs, rcu);
 	return count;
 }
 
+/*
+ * Hand out the slot user_events_ref_reserve() made room for; it keeps the
+ * reference to @user the caller took.
+ */
+static void user_events_ref_publish(struct user_event_file_info *info,
+				    struct user_event *user)
+{
+	struct user_event_refs *refs = user_events_refs(info);
+
+	refs->events[refs->count] = user;
+	/* Pairs with the acquire in the write path: the slot is set */
+	smp_store_release(&refs->count, refs->count + 1);
+}
+
+/**
+ * user_events_ioctl_reg - DIAG_IOCSREG: register an event on a file
+ * @info: the file
+ * @uarg: the caller's struct user_reg
+ *
+ * Finds or creates the event, then tells the caller its status index and
+ * write index.  The write index is handed out only once that succeeded: a
+ * registration that fails at any step leaves nothing behind (no slot, no
+ * reference, no event it created).
+ *
+ * Return: 0 or a negative errno.
+ */
 static long user_events_ioctl_reg(struct user_event_file_info *info,
 				  unsigned long uarg)
 {
 	struct user_reg __user *ureg = (struct user_reg __user *)uarg;
 	struct user_event *user;
 	struct user_reg reg;
-	bool created = false;
+	bool created, new_slot = false;
+	int ret, index = 0;
 	u32 size;
 	char *cmd;
-	int ret;
 
 	if (get_user(size, &ureg->size))
 		return -EFAULT;
@@ -1564,34 +1803,60 @@ static long user_events_ioctl_reg(struct user_event_file_info *info,
 	if (ret)
 		return ret;
 
-	/* Fail before changing anything if the answer cannot be stored */
-	if (put_user(0, &ureg->status_index) || put_user(0, &ureg->write_index))
-		return -EFAULT;
-
 	cmd = user_events_read_cmd(u64_to_user_ptr(reg.name_args));
 	if (IS_ERR(cmd))
 		return PTR_ERR(cmd);
 
+	mutex_lock(&info->reg_lock);
 	mutex_lock(&event_mutex);
 	ret = user_event_register(cmd, 0, &user, &created);
 	if (!ret) {
-		ret = user_events_ref_add(info, user);
-		/* A failed registration leaves no event behind */
-		if (ret < 0 && created)
-			user_event_destroy(user);
+		index = user_events_ref_find(info, user);
+		if (index < 0) {
+			index = user_events_ref_reserve(info);
+			new_slot = index >= 0;
+		}
+		if (new_slot) {
+			refcount_inc(&user->refcnt);
+		} else if (index < 0) {
+			ret = index;
+			if (created)
+				user_event_destroy(user);
+		}
 	}
 	mutex_unlock(&event_mutex);
 	kfree(cmd);
+	if (ret)
+		goto out;
 
-	if (ret < 0)
-		return ret;
-
+	/* Not under event_mutex: storing the answer may fault */
 	if (put_user(user->status_index, &ureg->status_index) ||
-	    put_user(ret, &ureg->write_index))
-		return -EFAULT;
-	return 0;
+	    put_user(index, &ureg->write_index)) {
+		ret = -EFAULT;
+		if (new_slot) {
+			mutex_lock(&event_mutex);
+			refcount_dec(&user->refcnt);
+			if (created && !user_event_recorded(user))
+				user_event_destroy(user);
+			mutex_unlock(&event_mutex);
+		}
+	} else if (new_slot) {
+		user_events_ref_publish(info, user);
+	}
+out:
+	mutex_unlock(&info->reg_lock);
+	return ret;
 }
 
+/**
+ * user_events_ioctl_del - DIAG_IOCSDEL: delete an event by name
+ * @uarg: the caller's NUL-terminated event name
+ *
+ * Deleting an event that a trace buffer recorded clears that buffer,
+ * which only a caller allowed to administer tracing may do.
+ *
+ * Return: 0, -ENOENT, -EBUSY while the event is referenced, -EPERM.
+ */
 static long user_events_ioctl_del(unsigned long uarg)
 {
 	struct user_event *user;
@@ -1604,7 +1869,14 @@ static long user_events_ioctl_del(unsigned long uarg)
 
 	mutex_lock(&event_mutex);
 	user = user_event_find(name);
-	ret = user ? user_event_destroy(user) : -ENOENT;
+	if (!user)
+		ret = -ENOENT;
+	else if (user_event_busy(user))
+		ret = -EBUSY;
+	else if (user_event_recorded(user) && !capable(CAP_SYS_ADMIN))
+		ret = -EPERM;
+	else
+		ret = user_event_destroy(user);
 	mutex_unlock(&event_mutex);
 
 	kfree(name);
@@ -1618,8 +1890,12 @@ static long user_events_ioctl(struct file *file, unsigned int cmd,
 
 	switch (cmd) {
 	case DIAG_IOCSREG:
-		return user_events_ioctl_reg(info, uarg);
 	case DIAG_IOCSDEL:
+		/* Like write(), changing events needs a writable file */
+		if (!(file->f_mode & FMODE_WRITE))
+			return -EBADF;
+		if (cmd == DIAG_IOCSREG)
+			return user_events_ioctl_reg(info, uarg);
 		return user_events_ioctl_del(uarg);
 	}
 	return -ENOTTY;
@@ -1637,6 +1913,7 @@ static int user_events_open(struct inode *inode, struct file *file)
 	info = kzalloc(sizeof(*info), GFP_KERNEL_ACCOUNT);
 	if (!info)
 		return -ENOMEM;
+	mutex_init(&info->reg_lock);
 	file->private_data = info;
 	/*
 	 * The file has no position.  As a stream, threads writing through
@@ -1744,21 +2021,21 @@ static int __init trace_events_user_init(void)
 {
 	int ret;
 
-	user_event_creds = prepare_kernel_cred(NULL);
-	if (!user_event_creds)
-		return -ENOMEM;
-
 	user_event_status_page = (u8 *)get_zeroed_page(GFP_KERNEL);
 	if (!user_event_status_page)
 		return -ENOMEM;
 
-	ret = dyn_event_register(&user_event_dops);
-	if (ret)
-		goto fail;
-
 	ret = tracing_init_dentry();
 	if (ret)
-		goto fail;
+		goto free_page;
+
+	/*
+	 * There is no way to unregister: once dynamic_events can create
+	 * events, the status page they use stays.
+	 */
+	ret = dyn_event_register(&user_event_dops);
+	if (ret)
+		goto free_page;
 
 	if (!trace_create_file("user_events_data", TRACE_MODE_WRITE, NULL,
 			       NULL, &user_data_fops) ||
@@ -1768,7 +2045,8 @@ static int __init trace_events_user_init(void)
 		return -ENODEV;
 	}
 	return 0;
-fail:
+
+free_page:
 	free_page((unsigned long)user_event_status_page);
 	user_event_status_page = NULL;
 	return ret;

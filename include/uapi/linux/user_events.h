@@ -16,6 +16,14 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
+/*
+ * Programs written for the first release of this interface use struct
+ * iovec for writev() with nothing but this header included.
+ */
+#ifndef __KERNEL__
+#include <sys/uio.h>
+#endif
+
 #define USER_EVENTS_SYSTEM "user_events"
 #define USER_EVENTS_PREFIX "u:"
 
