@@ -1803,6 +1803,10 @@ static long user_events_ioctl_reg(struct user_event_file_info *info,
 	if (ret)
 		return ret;
 
+	/* Fail early, before changing anything, on outputs we cannot store */
+	if (put_user(0, &ureg->status_index) || put_user(0, &ureg->write_index))
+		return -EFAULT;
+
 	cmd = user_events_read_cmd(u64_to_user_ptr(reg.name_args));
 	if (IS_ERR(cmd))
 		return PTR_ERR(cmd);
