@@ -37,7 +37,7 @@ export GIT_COMMITTER_NAME=$UE_IDENT_NAME GIT_COMMITTER_EMAIL=$UE_IDENT_EMAIL
 # Repository directories whose files are installed at the same kernel path.
 SERIES_DIRS=(kernel include Documentation samples tools)
 # Base-tree files of the old user_events that the series drops.
-SERIES_REMOVE=(include/linux/user_events.h)
+SERIES_REMOVE=()
 # Directories owned entirely by the series: base files we do not ship go.
 SERIES_OWNED_DIRS=(samples/user_events tools/testing/selftests/user_events)
 

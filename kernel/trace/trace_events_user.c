@@ -4,17 +4,31 @@
  *
  * A program registers an event on an open user_events_data file with the
  * DIAG_IOCSREG ioctl.  The event becomes a regular trace event in the
- * "user_events" system (enable, filter, trigger, hist, perf, eBPF), gets a
- * byte in a shared status page that tells the program whether anything is
- * attached, and a per-file write index.  Writing the index followed by the
+ * "user_events" system (enable, filter, trigger, hist, perf, eBPF) and
+ * the file gets a write index for it: writing the index followed by the
  * payload to the same file emits the event to every attached consumer.
  *
+ * The program learns whether anything is attached in one of two ways,
+ * chosen by the size of its struct user_reg:
+ *
+ *  - status page (24 bytes, the first ABI): the event gets a byte in a page
+ *    that every program maps read-only from user_events_status;
+ *  - enable bit (28 bytes or more, the ABI of Linux 6.4 and later): the
+ *    kernel sets a bit in the registering program's own memory.  Such a
+ *    registration ("enabler") belongs to the address space: forks that copy
+ *    it copy the enablers, and they go away with it.
+ *
+ * Both kinds of program share events, write indexes and the write path.
  * Events can also be created and deleted through dynamic_events with the
- * "u:" prefix.  An event lives until it is explicitly deleted; deletion is
- * refused while an open file or a tracer still references it.
+ * "u:" prefix.  An event lives until it is explicitly deleted, but for one
+ * first created by an enable bit registration without
+ * USER_EVENT_REG_PERSIST, which is deleted once nothing uses it.
  *
  * Locking: everything that creates, deletes or references events runs under
- * event_mutex.  The write path takes no lock: the per-file table of write
+ * event_mutex.  Enablers are protected by user_enabler_lock, taken inside
+ * event_mutex, and outside the mmap_lock of the address spaces whose bits
+ * are updated: a page that is not present is faulted in by a worker that
+ * holds neither.  The write path takes no lock: the per-file table of write
  * indexes is published with RCU, the file's references keep its events
  * alive, and the attached consumers are the tracepoint's probes, called
  * with preemption disabled like any tracepoint.
@@ -25,31 +39,39 @@
 #include <linux/cred.h>
 #include <linux/ctype.h>
 #include <linux/hashtable.h>
+#include <linux/highmem.h>
 #include <linux/init.h>
 #include <linux/ioctl.h>
 #include <linux/jhash.h>
+#include <linux/jump_label.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/pagemap.h>
 #include <linux/perf_event.h>
 #include <linux/refcount.h>
+#include <linux/sched/mm.h>
 #include <linux/seq_file.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/sysctl.h>
 #include <linux/trace_events.h>
 #include <linux/tracefs.h>
 #include <linux/tracepoint.h>
 #include <linux/types.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
+#include <linux/user_events.h>
+#include <linux/workqueue.h>
 #include <asm/unaligned.h>
-#include <uapi/linux/user_events.h>
 
 #include "trace.h"
 #include "trace_dynevent.h"
 
 /* One status byte per event; byte 0 is never handed out */
 #define USER_EVENTS_MAX_STATUS	4096
+/* Default of the kernel.user_events_max sysctl */
+#define USER_EVENTS_MAX_DEFAULT	32768
 #define USER_EVENT_NAME_MAX	64
 /* Longest command, including its terminating NUL */
 #define USER_EVENT_CMD_MAX	4096
@@ -107,14 +129,19 @@ struct user_field {
  * @tracepoint: the consumers attached to the event are its probes
  * @devent: entry in the dynamic_events list
  * @node: entry in the name hash table
- * @refcnt: one for existing, one per file slot, one per attached tracer
- * @name: event name
+ * @refcnt: one for existing, one per file slot, one per enabler, one per
+ *	attached tracer
+ * @enablers: the enable bits to maintain, under user_enabler_lock
+ * @gc_link: entry in user_event_gc_list, while its deletion is considered
+ * @name: event name: "NAME", or "NAME.ID" for a multi-format event
  * @fields: fields in record order
  * @ftrace_fields: @fields described for the event's format file
  * @nr_fields: number of @fields
  * @nr_checked: number of @fields every write is checked against
  * @min_size: payload bytes needed to cover every field
- * @status_index: the event's byte in the status page
+ * @status_index: the event's byte in the status page, 0 if it has none
+ * @multi_format: in USER_EVENTS_MULTI_SYSTEM, one of the formats of a name
+ * @auto_delete: deleted once nothing references it
  */
 struct user_event {
 	struct trace_event_call call;
@@ -123,6 +150,8 @@ struct user_event {
 	struct dyn_event devent;
 	struct hlist_node node;
 	refcount_t refcnt;
+	struct list_head enablers;
+	struct list_head gc_link;
 	char *name;
 	struct user_field *fields;
 	struct trace_event_fields *ftrace_fields;
@@ -130,6 +159,8 @@ struct user_event {
 	int nr_checked;
 	u32 min_size;
 	int status_index;
+	bool multi_format;
+	bool auto_delete;
 };
 
 /**
@@ -169,14 +200,80 @@ struct user_event_write {
 	bool recorded;
 };
 
+/**
+ * struct user_event_mm - the enablers of one address space
+ * @node: entry in user_event_mms, hashed by @mm
+ * @mm: the address space, mmgrab()ed
+ * @enablers: its enablers
+ * @rcu: frees it after lockless lookups
+ */
+struct user_event_mm {
+	struct hlist_node node;
+	struct mm_struct *mm;
+	struct list_head enablers;
+	struct rcu_head rcu;
+};
+
+/**
+ * struct user_event_enabler - an enable bit that the kernel maintains
+ * @mm_link: entry in the enablers of @umm
+ * @event_link: entry in the enablers of @user
+ * @fault_link: entry in user_enabler_faults while its page waits to be
+ *	faulted in
+ * @user: the event, referenced until the enabler is removed
+ * @umm: the address space of the bit
+ * @addr: user address of the value that holds the bit
+ * @size: size of that value: 4 or 8
+ * @bit: the bit, counted from the value's least significant bit
+ * @dead: removed: neither the bit nor @user may be touched any more
+ * @refcnt: one for the lists, one while on user_enabler_faults or being
+ *	faulted in
+ *
+ * All but @refcnt are protected by user_enabler_lock.
+ */
+struct user_event_enabler {
+	struct list_head mm_link;
+	struct list_head event_link;
+	struct list_head fault_link;
+	struct user_event *user;
+	struct user_event_mm *umm;
+	unsigned long addr;
+	u8 size;
+	u8 bit;
+	bool dead;
+	refcount_t refcnt;
+};
+
 typedef void (*user_event_probe_t)(void *data, struct user_event *user,
 				   struct iov_iter *iter,
 				   struct user_event_write *result);
 
+/* Events by the name before any ".ID"; protected by event_mutex */
 static DEFINE_HASHTABLE(user_event_names, 9);
 /* Events by status index; protected by event_mutex */
 static struct user_event *user_event_by_index[USER_EVENTS_MAX_STATUS];
 static u8 *user_event_status_page;
+/* Number of events, and its limit, the kernel.user_events_max sysctl */
+static int user_event_count;
+static int user_events_max = USER_EVENTS_MAX_DEFAULT;
+/* Makes the NAME.ID of multi-format events unique */
+static u64 user_event_multi_id;
+
+/* Automatic events whose last reference went away, see user_event_put() */
+static LIST_HEAD(user_event_gc_list);
+static DEFINE_SPINLOCK(user_event_gc_lock);
+static void user_event_gc(struct work_struct *work);
+static DECLARE_WORK(user_event_gc_work, user_event_gc);
+
+DEFINE_STATIC_KEY_FALSE(user_events_mm_used);
+/* Protects every enabler and user_event_mm, and their lists */
+static DEFINE_MUTEX(user_enabler_lock);
+/* The user_event_mm of each address space with enablers, by mm */
+static DEFINE_HASHTABLE(user_event_mms, 8);
+/* Enablers whose page must be faulted in before their bit can be set */
+static LIST_HEAD(user_enabler_faults);
+static void user_enabler_fault_in(struct work_struct *work);
+static DECLARE_WORK(user_enabler_fault_work, user_enabler_fault_in);
 
 static int user_event_dyn_create(const char *raw_command);
 static int user_event_dyn_show(struct seq_file *m, struct dyn_event *ev);
@@ -217,6 +314,7 @@ enum user_event_err {
 	USER_EVENT_ERR_TOO_LARGE,
 	USER_EVENT_ERR_FIELDS_DIFFER,
 	USER_EVENT_ERR_NAME_TAKEN,
+	USER_EVENT_ERR_NO_STATUS_BYTE,
 	USER_EVENT_ERR_TOO_MANY_EVENTS,
 	USER_EVENT_ERR_COUNT
 };
@@ -240,7 +338,8 @@ static const char *user_event_err_text[USER_EVENT_ERR_COUNT] = {
 	[USER_EVENT_ERR_TOO_LARGE] = "Fixed fields exceed the maximum payload",
 	[USER_EVENT_ERR_FIELDS_DIFFER] = "Event exists with different fields",
 	[USER_EVENT_ERR_NAME_TAKEN] = "Name is used by another event of the system",
-	[USER_EVENT_ERR_TOO_MANY_EVENTS] = "No free status byte for a new event",
+	[USER_EVENT_ERR_NO_STATUS_BYTE] = "No free status byte for a new event",
+	[USER_EVENT_ERR_TOO_MANY_EVENTS] = "Too many events, see kernel.user_events_max",
 };
 
 /**
@@ -715,10 +814,23 @@ static bool user_event_fields_match(const struct user_event *user,
 	return true;
 }
 
+/* Events of one name, plain or multi-format, share a hash bucket */
+static u32 user_event_key(const char *name, size_t len)
+{
+	return jhash(name, len, 0);
+}
+
+/**
+ * user_event_find - look an event up by its full name
+ * @name: "NAME" for an event of USER_EVENTS_SYSTEM, "NAME.ID" for one of
+ *	USER_EVENTS_MULTI_SYSTEM
+ *
+ * Return: the event, or NULL.
+ */
 static struct user_event *user_event_find(const char *name)
 {
 	struct user_event *user;
-	u32 key = jhash(name, strlen(name), 0);
+	u32 key = user_event_key(name, strcspn(name, "."));
 
 	lockdep_assert_held(&event_mutex);
 
@@ -729,11 +841,37 @@ static struct user_event *user_event_find(const char *name)
 	return NULL;
 }
 
+/* The multi-format event of @def's name with @def's fields, or NULL */
+static struct user_event *user_event_find_format(const struct user_event_def *def)
+{
+	size_t len = strlen(def->name);
+	struct user_event *user;
+
+	lockdep_assert_held(&event_mutex);
+
+	hash_for_each_possible(user_event_names, user, node,
+			       user_event_key(def->name, len)) {
+		if (user->multi_format && !strncmp(user->name, def->name, len) &&
+		    user->name[len] == '.' && user_event_fields_match(user, def))
+			return user;
+	}
+	return NULL;
+}
+
+/* Is anything attached to @user?  Its enable bits are set while it is. */
+static bool user_event_attached(struct user_event *user)
+{
+	return rcu_access_pointer(user->tracepoint.funcs);
+}
+
 /* Compute the status byte from the probes attached to the tracepoint */
 static void user_event_update_status(struct user_event *user)
 {
 	struct tracepoint_func *probe;
 	u8 status = 0;
+
+	if (!user->status_index)
+		return;
 
 	rcu_read_lock_sched();
 	probe = rcu_dereference_sched(user->tracepoint.funcs);
@@ -750,6 +888,334 @@ static void user_event_update_status(struct user_event *user)
 	rcu_read_unlock_sched();
 
 	WRITE_ONCE(user_event_status_page[user->status_index], status);
+}
+
+/*
+ * Enable bits.  An enabler names a bit of a 4- or 8-byte value in the
+ * memory of the address space that registered it.  The bit is written
+ * from whatever task changes the event's state, so the memory is reached
+ * through the enabler's mm, never through current's.
+ */
+
+/*
+ * set_bit() and clear_bit() work on aligned unsigned longs.  Return the
+ * address of the one that holds the bit of the @size-byte value at @addr,
+ * and in @nr the bit's number in it: a 4-byte value may be either half of
+ * an 8-byte long.
+ */
+static unsigned long user_bit_word(unsigned long addr, int size, int bit,
+				   int *nr)
+{
+	unsigned long offset = addr & (sizeof(long) - 1);
+
+#ifdef __BIG_ENDIAN
+	*nr = bit + (sizeof(long) - offset - size) * BITS_PER_BYTE;
+#else
+	*nr = bit + offset * BITS_PER_BYTE;
+#endif
+	return addr - offset;
+}
+
+/**
+ * user_bit_write - set or clear one bit of a value in an address space
+ * @mm: the address space
+ * @addr: user address of the value
+ * @size: size of the value, 4 or 8, to which @addr is aligned
+ * @bit: the bit of the value
+ * @set: set the bit, else clear it
+ *
+ * The page is only taken if it is present: faulting it in may sleep for as
+ * long as its owner wants (userfaultfd), and the caller holds
+ * user_enabler_lock.  A present page that is not writable, such as one
+ * shared copy-on-write after a fork, is read instead: when the bit already
+ * has the right value, there is nothing to do.  Only the one bit changes,
+ * atomically, as the program may change the others at any time.
+ *
+ * Return: 0, or -EFAULT if the page must be faulted in first.
+ */
+static int user_bit_write(struct mm_struct *mm, unsigned long addr, int size,
+			  int bit, bool set)
+{
+	unsigned long uaddr;
+	struct page *page;
+	int nr, ret = -EFAULT;
+	void *kaddr;
+	long got;
+
+	lockdep_assert_held(&user_enabler_lock);
+
+	/* The address space is being torn down, with its enablers */
+	if (!mmget_not_zero(mm))
+		return 0;
+
+	uaddr = user_bit_word(addr, size, bit, &nr);
+	mmap_read_lock(mm);
+	got = get_user_pages_remote(mm, uaddr, 1, FOLL_WRITE | FOLL_NOFAULT,
+				    &page, NULL, NULL);
+	if (got == 1) {
+		kaddr = kmap_local_page(page) + offset_in_page(uaddr);
+		if (set)
+			set_bit(nr, kaddr);
+		else
+			clear_bit(nr, kaddr);
+		kunmap_local(kaddr);
+		set_page_dirty_lock(page);
+		put_page(page);
+		ret = 0;
+	} else if (get_user_pages_remote(mm, uaddr, 1, FOLL_NOFAULT, &page,
+					 NULL, NULL) == 1) {
+		kaddr = kmap_local_page(page) + offset_in_page(uaddr);
+		if (test_bit(nr, kaddr) == set)
+			ret = 0;
+		kunmap_local(kaddr);
+		put_page(page);
+	}
+	mmap_read_unlock(mm);
+
+	/* Not mmput(): dropping the last user would call back into us */
+	mmput_async(mm);
+	return ret;
+}
+
+static void user_enabler_put(struct user_event_enabler *e)
+{
+	if (refcount_dec_and_test(&e->refcnt))
+		kfree(e);
+}
+
+/*
+ * Bring @e's bit in line with its event's state, or have the worker fault
+ * its page in and try again.
+ */
+static void user_enabler_sync(struct user_event_enabler *e)
+{
+	lockdep_assert_held(&user_enabler_lock);
+
+	if (e->dead || !user_bit_write(e->umm->mm, e->addr, e->size, e->bit,
+				       user_event_attached(e->user)))
+		return;
+	if (list_empty(&e->fault_link)) {
+		refcount_inc(&e->refcnt);
+		list_add_tail(&e->fault_link, &user_enabler_faults);
+		schedule_work(&user_enabler_fault_work);
+	}
+}
+
+/* The event's state changed: update every enable bit of the event */
+static void user_event_update_enablers(struct user_event *user)
+{
+	struct user_event_enabler *e;
+
+	mutex_lock(&user_enabler_lock);
+	list_for_each_entry(e, &user->enablers, event_link)
+		user_enabler_sync(e);
+	mutex_unlock(&user_enabler_lock);
+}
+
+/*
+ * Fault in the pages of the enable bits that could not be written, without
+ * holding a lock that the page's owner could make us wait for, then write
+ * the bits.  A page that cannot be faulted in for writing (unmapped, made
+ * read-only) keeps its value until the event's state changes again.
+ */
+static void user_enabler_fault_in(struct work_struct *work)
+{
+	struct user_event_enabler *e;
+	struct mm_struct *mm;
+	int ret;
+
+	mutex_lock(&user_enabler_lock);
+	while ((e = list_first_entry_or_null(&user_enabler_faults,
+					     struct user_event_enabler,
+					     fault_link))) {
+		list_del_init(&e->fault_link);
+		mm = e->dead ? NULL : e->umm->mm;
+		if (!mm || !mmget_not_zero(mm)) {
+			user_enabler_put(e);
+			continue;
+		}
+		mutex_unlock(&user_enabler_lock);
+
+		mmap_read_lock(mm);
+		ret = fixup_user_fault(mm, e->addr, FAULT_FLAG_WRITE, NULL);
+		mmap_read_unlock(mm);
+		mmput(mm);
+
+		mutex_lock(&user_enabler_lock);
+		/* Once: a page taken away again waits for the next change */
+		if (!ret && !e->dead)
+			user_bit_write(e->umm->mm, e->addr, e->size, e->bit,
+				       user_event_attached(e->user));
+		user_enabler_put(e);
+	}
+	mutex_unlock(&user_enabler_lock);
+}
+
+/* The user_event_mm of @mm, under user_enabler_lock or RCU */
+static struct user_event_mm *user_event_mm_find(struct mm_struct *mm)
+{
+	struct user_event_mm *umm;
+
+	hash_for_each_possible_rcu(user_event_mms, umm, node, (unsigned long)mm,
+				   lockdep_is_held(&user_enabler_lock)) {
+		if (umm->mm == mm)
+			return umm;
+	}
+	return NULL;
+}
+
+/* Does @mm have enablers?  A hint, for the hooks of fork and exit */
+static bool user_event_mm_has_enablers(struct mm_struct *mm)
+{
+	bool found;
+
+	rcu_read_lock();
+	found = user_event_mm_find(mm);
+	rcu_read_unlock();
+	return found;
+}
+
+/* The user_event_mm of @mm, created if it has none yet */
+static struct user_event_mm *user_event_mm_get(struct mm_struct *mm)
+{
+	struct user_event_mm *umm;
+
+	lockdep_assert_held(&user_enabler_lock);
+
+	umm = user_event_mm_find(mm);
+	if (umm)
+		return umm;
+
+	umm = kzalloc(sizeof(*umm), GFP_KERNEL_ACCOUNT);
+	if (!umm)
+		return NULL;
+	mmgrab(mm);
+	umm->mm = mm;
+	INIT_LIST_HEAD(&umm->enablers);
+	hash_add_rcu(user_event_mms, &umm->node, (unsigned long)mm);
+	return umm;
+}
+
+/* The enabler of @umm at @addr and @bit, or NULL */
+static struct user_event_enabler *
+user_enabler_find(struct user_event_mm *umm, unsigned long addr, int bit)
+{
+	struct user_event_enabler *e;
+
+	lockdep_assert_held(&user_enabler_lock);
+
+	list_for_each_entry(e, &umm->enablers, mm_link) {
+		if (e->addr == addr && e->bit == bit)
+			return e;
+	}
+	return NULL;
+}
+
+/*
+ * A new enabler of @user in @umm, which takes a reference to the event:
+ * the caller holds one already, so it cannot be deleted meanwhile.
+ */
+static struct user_event_enabler *
+user_enabler_new(struct user_event *user, struct user_event_mm *umm,
+		 unsigned long addr, int size, int bit)
+{
+	struct user_event_enabler *e;
+
+	lockdep_assert_held(&user_enabler_lock);
+
+	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
+	if (!e)
+		return NULL;
+	e->user = user;
+	e->umm = umm;
+	e->addr = addr;
+	e->size = size;
+	e->bit = bit;
+	refcount_set(&e->refcnt, 1);
+	INIT_LIST_HEAD(&e->fault_link);
+	refcount_inc(&user->refcnt);
+	list_add_tail(&e->mm_link, &umm->enablers);
+	list_add_tail(&e->event_link, &user->enablers);
+	return e;
+}
+
+static void user_event_put(struct user_event *user);
+
+/* Stop maintaining @e's bit, and drop its reference to the event */
+static void user_enabler_remove(struct user_event_enabler *e)
+{
+	lockdep_assert_held(&user_enabler_lock);
+
+	e->dead = true;
+	list_del(&e->mm_link);
+	list_del(&e->event_link);
+	if (!list_empty(&e->fault_link)) {
+		list_del_init(&e->fault_link);
+		user_enabler_put(e);
+	}
+	user_event_put(e->user);
+	user_enabler_put(e);
+}
+
+/**
+ * __user_events_fork_mm - copy the enablers of a forking address space
+ * @oldmm: the address space of the parent
+ * @mm: its copy, for the child
+ *
+ * The child gets an enabler of its own for each of the parent's, on its
+ * copy of the memory, which the bits keep being updated in.  The copy
+ * made by dup_mmap() may predate a change of an event's state, so each
+ * bit is synced.  Out of memory, the child just has fewer enablers.
+ */
+void __user_events_fork_mm(struct mm_struct *oldmm, struct mm_struct *mm)
+{
+	struct user_event_enabler *e, *copy;
+	struct user_event_mm *old, *umm = NULL;
+
+	if (!user_event_mm_has_enablers(oldmm))
+		return;
+
+	mutex_lock(&user_enabler_lock);
+	old = user_event_mm_find(oldmm);
+	if (old && !list_empty(&old->enablers))
+		umm = user_event_mm_get(mm);
+	if (umm) {
+		list_for_each_entry(e, &old->enablers, mm_link) {
+			copy = user_enabler_new(e->user, umm, e->addr, e->size,
+						e->bit);
+			if (!copy)
+				break;
+			user_enabler_sync(copy);
+		}
+	}
+	mutex_unlock(&user_enabler_lock);
+}
+
+/**
+ * __user_events_exit_mm - drop the enablers of an address space
+ * @mm: the address space, which its last user left: at exit or exec
+ */
+void __user_events_exit_mm(struct mm_struct *mm)
+{
+	struct user_event_enabler *e, *tmp;
+	struct user_event_mm *umm;
+
+	if (!user_event_mm_has_enablers(mm))
+		return;
+
+	mutex_lock(&user_enabler_lock);
+	umm = user_event_mm_find(mm);
+	if (umm) {
+		list_for_each_entry_safe(e, tmp, &umm->enablers, mm_link)
+			user_enabler_remove(e);
+		hash_del_rcu(&umm->node);
+	}
+	mutex_unlock(&user_enabler_lock);
+
+	if (umm) {
+		mmdrop(umm->mm);
+		kfree_rcu(umm, rcu);
+	}
 }
 
 /*
@@ -772,7 +1238,7 @@ static int user_event_reg(struct trace_event_call *call, enum trace_reg type,
 		break;
 	case TRACE_REG_UNREGISTER:
 		tracepoint_probe_unregister(call->tp, call->class->probe, data);
-		refcount_dec(&user->refcnt);
+		user_event_put(user);
 		break;
 #ifdef CONFIG_PERF_EVENTS
 	case TRACE_REG_PERF_REGISTER:
@@ -785,7 +1251,7 @@ static int user_event_reg(struct trace_event_call *call, enum trace_reg type,
 	case TRACE_REG_PERF_UNREGISTER:
 		tracepoint_probe_unregister(call->tp, call->class->perf_probe,
 					    call);
-		refcount_dec(&user->refcnt);
+		user_event_put(user);
 		break;
 	case TRACE_REG_PERF_OPEN:
 	case TRACE_REG_PERF_CLOSE:
@@ -796,6 +1262,7 @@ static int user_event_reg(struct trace_event_call *call, enum trace_reg type,
 	}
 
 	user_event_update_status(user);
+	user_event_update_enablers(user);
 	return 0;
 }
 
@@ -1368,26 +1835,54 @@ static int user_event_add_call(struct trace_event_call *call)
 	return ret;
 }
 
-static int user_event_alloc_index(void)
+/*
+ * Give @user a byte in the status page: events registered with the status
+ * page layout or created in dynamic_events have one, the others only
+ * once a status page program registers them.
+ */
+static int user_event_set_status_index(struct user_event *user)
 {
 	int i;
 
+	lockdep_assert_held(&event_mutex);
+
+	if (user->status_index)
+		return 0;
 	for (i = 1; i < USER_EVENTS_MAX_STATUS; i++) {
-		if (!user_event_by_index[i])
-			return i;
+		if (!user_event_by_index[i]) {
+			user_event_by_index[i] = user;
+			user->status_index = i;
+			user_event_update_status(user);
+			return 0;
+		}
 	}
 	return -ENOMEM;
+}
+
+/* The name of the event of @def, in tracefs: "NAME" or "NAME.ID" */
+static char *user_event_tracefs_name(struct user_event_def *def,
+				     bool multi_format)
+{
+	char *name;
+
+	if (!multi_format) {
+		name = def->name;
+		def->name = NULL;
+		return name;
+	}
+	return kasprintf(GFP_KERNEL_ACCOUNT, "%s.%llx", def->name,
+			 ++user_event_multi_id);
 }
 
 /**
  * user_event_create - create an event from a parsed definition
  * @def: the definition; its contents move to the event
- * @index: a free status index for the event
+ * @multi_format: create it in USER_EVENTS_MULTI_SYSTEM, as NAME.ID
  * @out: the new event, with the one reference of existing
  *
  * Return: 0, or -ENOMEM/-ENODEV if the event could not be set up.
  */
-static int user_event_create(struct user_event_def *def, int index,
+static int user_event_create(struct user_event_def *def, bool multi_format,
 			     struct user_event **out)
 {
 	struct trace_event_call *call;
@@ -1400,12 +1895,19 @@ static int user_event_create(struct user_event_def *def, int index,
 	if (!user)
 		return -ENOMEM;
 
-	user->name = def->name;
+	user->name = user_event_tracefs_name(def, multi_format);
 	user->fields = def->fields;
 	user->nr_fields = def->nr_fields;
 	user->min_size = def->min_size;
-	user->status_index = index;
-	memset(def, 0, sizeof(*def));
+	user->multi_format = multi_format;
+	INIT_LIST_HEAD(&user->enablers);
+	INIT_LIST_HEAD(&user->gc_link);
+	def->fields = NULL;
+	def->nr_fields = 0;
+	if (!user->name) {
+		ret = -ENOMEM;
+		goto free;
+	}
 
 	ret = user_event_set_ftrace_fields(user);
 	if (!ret)
@@ -1416,7 +1918,8 @@ static int user_event_create(struct user_event_def *def, int index,
 	user->tracepoint.name = user->name;
 
 	INIT_LIST_HEAD(&user->class.fields);
-	user->class.system = USER_EVENTS_SYSTEM;
+	user->class.system = multi_format ? USER_EVENTS_MULTI_SYSTEM :
+					    USER_EVENTS_SYSTEM;
 	user->class.fields_array = user->ftrace_fields;
 	user->class.reg = user_event_reg;
 	user->class.probe = user_event_ftrace;
@@ -1447,9 +1950,8 @@ static int user_event_create(struct user_event_def *def, int index,
 	dyn_event_init(&user->devent, &user_event_dops);
 	dyn_event_add(&user->devent, call);
 	hash_add(user_event_names, &user->node,
-		 jhash(user->name, strlen(user->name), 0));
-	user_event_by_index[index] = user;
-	WRITE_ONCE(user_event_status_page[index], 0);
+		 user_event_key(user->name, strcspn(user->name, ".")));
+	user_event_count++;
 
 	*out = user;
 	return 0;
@@ -1468,8 +1970,8 @@ static bool user_event_busy(struct user_event *user)
  * user_event_destroy - delete an event nothing references
  * @user: the event
  *
- * Return: 0, or -EBUSY if a file, a tracer or a trigger of another event
- * still holds it; the event is then unchanged.
+ * Return: 0, or -EBUSY if a file, an enabler, a tracer or a trigger of
+ * another event still holds it; the event is then unchanged.
  */
 static int user_event_destroy(struct user_event *user)
 {
@@ -1492,8 +1994,14 @@ static int user_event_destroy(struct user_event *user)
 
 	dyn_event_remove(&user->devent);
 	hash_del(&user->node);
-	user_event_by_index[user->status_index] = NULL;
-	WRITE_ONCE(user_event_status_page[user->status_index], 0);
+	spin_lock(&user_event_gc_lock);
+	list_del_init(&user->gc_link);
+	spin_unlock(&user_event_gc_lock);
+	if (user->status_index) {
+		user_event_by_index[user->status_index] = NULL;
+		WRITE_ONCE(user_event_status_page[user->status_index], 0);
+	}
+	user_event_count--;
 	user_event_free(user);
 	return 0;
 }
@@ -1520,6 +2028,52 @@ static bool user_event_recorded(struct user_event *user)
 }
 
 /*
+ * Drop a reference.  An automatic event (see user_event_register()) that
+ * nothing references any more is deleted by user_event_gc(): the caller
+ * may hold locks of the tracing core that deleting takes.
+ */
+static void user_event_put(struct user_event *user)
+{
+	/* Never the last: the event's own reference stays */
+	refcount_dec(&user->refcnt);
+	if (!READ_ONCE(user->auto_delete) || refcount_read(&user->refcnt) != 1)
+		return;
+
+	spin_lock(&user_event_gc_lock);
+	if (list_empty(&user->gc_link))
+		list_add_tail(&user->gc_link, &user_event_gc_list);
+	spin_unlock(&user_event_gc_lock);
+	schedule_work(&user_event_gc_work);
+}
+
+/*
+ * Delete the automatic events that nothing references any more.  One that
+ * a trace buffer recorded stays, so that its records can still be read,
+ * until it is deleted explicitly: deleting it would clear the buffer.
+ */
+static void user_event_gc(struct work_struct *work)
+{
+	struct user_event *user;
+	LIST_HEAD(list);
+
+	mutex_lock(&event_mutex);
+	spin_lock(&user_event_gc_lock);
+	list_splice_init(&user_event_gc_list, &list);
+	spin_unlock(&user_event_gc_lock);
+
+	while ((user = list_first_entry_or_null(&list, struct user_event,
+						gc_link))) {
+		spin_lock(&user_event_gc_lock);
+		list_del_init(&user->gc_link);
+		spin_unlock(&user_event_gc_lock);
+		if (user->auto_delete && !user_event_busy(user) &&
+		    !user_event_recorded(user))
+			user_event_destroy(user);
+	}
+	mutex_unlock(&event_mutex);
+}
+
+/*
  * Is @name taken in the user_events system by an event that is not a
  * user event, such as a kprobe created as "p:user_events/NAME"?
  */
@@ -1537,25 +2091,40 @@ static bool user_event_name_taken(const char *name)
 	return false;
 }
 
+/*
+ * user_event_register() flags besides the USER_EVENT_REG_* of the ABI:
+ * the registration wants the event's status byte.  Status page programs
+ * and dynamic_events expect their events to stay, so such a registration
+ * also makes the event persistent.
+ */
+#define USER_REG_STATUS_BYTE	BIT(16)
+
 /**
  * user_event_register - find or create the event a command describes
  * @cmd: the command as the user gave it, for error_log
  * @base: offset of the "name fields" text within @cmd
+ * @flags: USER_EVENT_REG_* of an enable bit registration, or
+ *	USER_REG_STATUS_BYTE
  * @out: the event
  * @created: set if the event did not exist before
  *
- * An existing event is returned if its fields are the same.
+ * An existing event is returned if its fields are the same.  An event
+ * created by an enable bit registration without USER_EVENT_REG_PERSIST is
+ * automatic: deleted once nothing references it, until a registration
+ * with USER_EVENT_REG_PERSIST or USER_REG_STATUS_BYTE makes it persistent.
  *
  * Return: 0, -EINVAL/-E2BIG for a bad command, -EADDRINUSE if the name is
  * taken by an event with other fields or by another kind of event,
- * -ENOMEM.
+ * -EMFILE if kernel.user_events_max events exist, -ENOMEM.
  */
-static int user_event_register(const char *cmd, int base,
+static int user_event_register(const char *cmd, int base, u32 flags,
 			       struct user_event **out, bool *created)
 {
+	bool multi_format = flags & USER_EVENT_REG_MULTI_FORMAT;
+	bool persist = flags & (USER_EVENT_REG_PERSIST | USER_REG_STATUS_BYTE);
+	int ret, at = base + strspn(cmd + base, " \t");
+	struct user_event *user = NULL;
 	struct user_event_def def;
-	struct user_event *user;
-	int ret, index;
 
 	lockdep_assert_held(&event_mutex);
 
@@ -1564,34 +2133,48 @@ static int user_event_register(const char *cmd, int base,
 	if (ret)
 		return ret;
 
-	user = user_event_find(def.name);
-	if (user) {
-		if (user_event_fields_match(user, &def)) {
-			*out = user;
-		} else {
-			user_event_log(cmd, USER_EVENT_ERR_FIELDS_DIFFER,
-				       base + strspn(cmd + base, " \t"));
+	if (multi_format) {
+		user = user_event_find_format(&def);
+	} else {
+		user = user_event_find(def.name);
+		if (user && !user_event_fields_match(user, &def)) {
+			user_event_log(cmd, USER_EVENT_ERR_FIELDS_DIFFER, at);
 			ret = -EADDRINUSE;
+			goto out;
 		}
-		goto out;
+		if (!user && user_event_name_taken(def.name)) {
+			user_event_log(cmd, USER_EVENT_ERR_NAME_TAKEN, at);
+			ret = -EADDRINUSE;
+			goto out;
+		}
 	}
 
-	if (user_event_name_taken(def.name)) {
-		user_event_log(cmd, USER_EVENT_ERR_NAME_TAKEN,
-			       base + strspn(cmd + base, " \t"));
-		ret = -EADDRINUSE;
-		goto out;
+	if (!user) {
+		if (user_event_count >= READ_ONCE(user_events_max)) {
+			user_event_log(cmd, USER_EVENT_ERR_TOO_MANY_EVENTS, at);
+			ret = -EMFILE;
+			goto out;
+		}
+		ret = user_event_create(&def, multi_format, &user);
+		if (ret)
+			goto out;
+		*created = true;
 	}
 
-	index = user_event_alloc_index();
-	if (index < 0) {
-		user_event_log(cmd, USER_EVENT_ERR_TOO_MANY_EVENTS, base);
-		ret = index;
+	if ((flags & USER_REG_STATUS_BYTE) &&
+	    user_event_set_status_index(user)) {
+		user_event_log(cmd, USER_EVENT_ERR_NO_STATUS_BYTE, at);
+		if (*created)
+			user_event_destroy(user);
+		*created = false;
+		ret = -ENOMEM;
 		goto out;
 	}
-
-	ret = user_event_create(&def, index, out);
-	*created = !ret;
+	if (*created)
+		user->auto_delete = !persist;
+	else if (persist)
+		WRITE_ONCE(user->auto_delete, false);
+	*out = user;
 out:
 	user_event_def_free(&def);
 	return ret;
@@ -1609,7 +2192,7 @@ static int user_event_dyn_create(const char *raw_command)
 
 	mutex_lock(&event_mutex);
 	ret = user_event_register(raw_command, strlen(USER_EVENTS_PREFIX),
-				  &user, &created);
+				  USER_REG_STATUS_BYTE, &user, &created);
 	mutex_unlock(&event_mutex);
 	return ret;
 }
@@ -1619,12 +2202,16 @@ static struct user_event *to_user_event(struct dyn_event *ev)
 	return container_of(ev, struct user_event, devent);
 }
 
+/* "u:NAME fields", or "u:user_events_multi/NAME.ID fields" */
 static int user_event_dyn_show(struct seq_file *m, struct dyn_event *ev)
 {
 	struct user_event *user = to_user_event(ev);
 	int i;
 
-	seq_printf(m, "%s%s", USER_EVENTS_PREFIX, user->name);
+	seq_puts(m, USER_EVENTS_PREFIX);
+	if (user->multi_format)
+		seq_printf(m, "%s/", USER_EVENTS_MULTI_SYSTEM);
+	seq_puts(m, user->name);
 	for (i = 0; i < user->nr_fields; i++) {
 		const struct user_field *field = &user->fields[i];
 
@@ -1659,19 +2246,22 @@ static bool user_event_dyn_match(const char *system, const char *event,
 	int i, len;
 
 	if (strcmp(user->name, event) ||
-	    (system && strcmp(system, USER_EVENTS_SYSTEM)))
+	    (system && strcmp(system, user->class.system)))
 		return false;
 	if (!argc)
 		return true;
 
-	/* Rebuild "name fields" from the split arguments and parse it */
-	len = strlen(event) + 1;
+	/*
+	 * Parse the split arguments as the fields of a command, behind a
+	 * name that stands for the event's ("NAME.ID" is no command name).
+	 */
+	len = 2;
 	for (i = 0; i < argc; i++)
 		len += strlen(argv[i]) + 1;
 	text = kmalloc(len, GFP_KERNEL_ACCOUNT);
 	if (!text)
 		return false;
-	len = sprintf(text, "%s", event);
+	len = sprintf(text, "x");
 	for (i = 0; i < argc; i++)
 		len += sprintf(text + len, " %s", argv[i]);
 
@@ -1771,37 +2361,81 @@ static void user_events_ref_publish(struct user_event_file_info *info,
 }
 
 /**
- * user_events_ioctl_reg - DIAG_IOCSREG: register an event on a file
- * @info: the file
- * @uarg: the caller's struct user_reg
- *
- * Finds or creates the event, then tells the caller its status index and
- * write index.  The write index is handed out only once that succeeded: a
- * registration that fails at any step leaves nothing behind (no slot, no
- * reference, no event it created).
- *
- * Return: 0 or a negative errno.
+ * struct user_reg_state - what a registration took, to hand out or undo
+ * @user: the event, referenced by the new slot or an existing one
+ * @index: its write index on the file
+ * @new_slot: @index is a new slot, reserved, with its own reference
+ * @created: the registration created the event
  */
-static long user_events_ioctl_reg(struct user_event_file_info *info,
-				  unsigned long uarg)
-{
-	struct user_reg __user *ureg = (struct user_reg __user *)uarg;
+struct user_reg_state {
 	struct user_event *user;
-	struct user_reg reg;
-	bool created, new_slot = false;
-	int ret, index = 0;
-	u32 size;
-	char *cmd;
+	int index;
+	bool new_slot;
+	bool created;
+};
 
-	if (get_user(size, &ureg->size))
+/*
+ * First step of a registration, under the file's reg_lock: find or create
+ * the event, and find its write index on the file or reserve a new one.
+ * Nothing is handed out until user_reg_commit(); user_reg_abort() undoes
+ * it all.
+ */
+static int user_reg_begin(struct user_event_file_info *info, const char *cmd,
+			  u32 flags, struct user_reg_state *st)
+{
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	mutex_lock(&event_mutex);
+	ret = user_event_register(cmd, 0, flags, &st->user, &st->created);
+	if (!ret) {
+		st->index = user_events_ref_find(info, st->user);
+		if (st->index < 0) {
+			st->index = user_events_ref_reserve(info);
+			st->new_slot = st->index >= 0;
+		}
+		if (st->new_slot) {
+			refcount_inc(&st->user->refcnt);
+		} else if (st->index < 0) {
+			ret = st->index;
+			if (st->created)
+				user_event_destroy(st->user);
+		}
+	}
+	mutex_unlock(&event_mutex);
+	return ret;
+}
+
+/* Hand out the write index of the registration */
+static void user_reg_commit(struct user_event_file_info *info,
+			    struct user_reg_state *st)
+{
+	if (st->new_slot)
+		user_events_ref_publish(info, st->user);
+}
+
+/* Undo the registration: no slot, no reference, no event it created */
+static void user_reg_abort(struct user_reg_state *st)
+{
+	mutex_lock(&event_mutex);
+	if (st->new_slot)
+		user_event_put(st->user);
+	if (st->created && !user_event_recorded(st->user))
+		user_event_destroy(st->user);
+	mutex_unlock(&event_mutex);
+}
+
+/* DIAG_IOCSREG with the status page layout: the first ABI */
+static long user_events_reg_status(struct user_event_file_info *info,
+				   struct user_reg __user *ureg)
+{
+	struct user_reg_state st;
+	struct user_reg reg;
+	char *cmd;
+	int ret;
+
+	if (copy_from_user(&reg, ureg, sizeof(reg)))
 		return -EFAULT;
-	if (size < sizeof(reg))
-		return -EINVAL;
-	if (size > PAGE_SIZE)
-		return -E2BIG;
-	ret = copy_struct_from_user(&reg, sizeof(reg), ureg, size);
-	if (ret)
-		return ret;
 
 	/* Fail early, before changing anything, on outputs we cannot store */
 	if (put_user(0, &ureg->status_index) || put_user(0, &ureg->write_index))
@@ -1812,44 +2446,237 @@ static long user_events_ioctl_reg(struct user_event_file_info *info,
 		return PTR_ERR(cmd);
 
 	mutex_lock(&info->reg_lock);
-	mutex_lock(&event_mutex);
-	ret = user_event_register(cmd, 0, &user, &created);
-	if (!ret) {
-		index = user_events_ref_find(info, user);
-		if (index < 0) {
-			index = user_events_ref_reserve(info);
-			new_slot = index >= 0;
-		}
-		if (new_slot) {
-			refcount_inc(&user->refcnt);
-		} else if (index < 0) {
-			ret = index;
-			if (created)
-				user_event_destroy(user);
-		}
-	}
-	mutex_unlock(&event_mutex);
+	ret = user_reg_begin(info, cmd, USER_REG_STATUS_BYTE, &st);
 	kfree(cmd);
 	if (ret)
 		goto out;
 
 	/* Not under event_mutex: storing the answer may fault */
-	if (put_user(user->status_index, &ureg->status_index) ||
-	    put_user(index, &ureg->write_index)) {
+	if (put_user(st.user->status_index, &ureg->status_index) ||
+	    put_user(st.index, &ureg->write_index)) {
+		user_reg_abort(&st);
 		ret = -EFAULT;
-		if (new_slot) {
-			mutex_lock(&event_mutex);
-			refcount_dec(&user->refcnt);
-			if (created && !user_event_recorded(user))
-				user_event_destroy(user);
-			mutex_unlock(&event_mutex);
-		}
-	} else if (new_slot) {
-		user_events_ref_publish(info, user);
+	} else {
+		user_reg_commit(info, &st);
 	}
 out:
 	mutex_unlock(&info->reg_lock);
 	return ret;
+}
+
+/* The checks of an enable bit registration that give EINVAL */
+static int user_reg_check(const struct user_reg_enable_bit *reg)
+{
+	if (reg->flags & ~(USER_EVENT_REG_MAX - 1))
+		return -EINVAL;
+
+	switch (reg->enable_size) {
+	case 4:
+		break;
+#if BITS_PER_LONG == 64
+	case 8:
+		break;
+#endif
+	default:
+		return -EINVAL;
+	}
+	if (!IS_ALIGNED(reg->enable_addr, reg->enable_size) ||
+	    reg->enable_bit >= reg->enable_size * BITS_PER_BYTE)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Write a new enabler's bit from the task that registered it, which may
+ * fault its own page in, though not with user_enabler_lock held.
+ */
+static int user_enabler_first_write(struct user_event_enabler *e)
+{
+	void __user *uaddr = (void __user *)e->addr;
+	int ret, tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		mutex_lock(&user_enabler_lock);
+		/* Another thread may have unregistered it already */
+		ret = e->dead ? 0 : user_bit_write(e->umm->mm, e->addr, e->size,
+						   e->bit,
+						   user_event_attached(e->user));
+		mutex_unlock(&user_enabler_lock);
+		if (!ret || fault_in_safe_writeable(uaddr, e->size))
+			break;
+	}
+	return ret;
+}
+
+/**
+ * user_events_reg_enable_bit - DIAG_IOCSREG with the enable bit layout
+ * @info: the file
+ * @ureg: the caller's struct user_reg_enable_bit
+ * @size: its size as the caller knows it, at least 28
+ *
+ * Registers the event like the status page layout, and an enabler: the
+ * bit at enable_addr in the caller's address space, which is set at once
+ * if anything is attached to the event.
+ *
+ * Return: 0 or a negative errno; nothing changed on failure.
+ */
+static long user_events_reg_enable_bit(struct user_event_file_info *info,
+				       struct user_reg_enable_bit __user *ureg,
+				       u32 size)
+{
+	struct user_event_enabler *e = NULL;
+	struct user_reg_enable_bit reg;
+	struct user_event_mm *umm;
+	struct user_reg_state st;
+	void __user *uaddr;
+	char *cmd;
+	int ret;
+
+	if (size > PAGE_SIZE)
+		return -E2BIG;
+	ret = copy_struct_from_user(&reg, sizeof(reg), ureg, size);
+	if (ret)
+		return ret;
+	ret = user_reg_check(&reg);
+	if (ret)
+		return ret;
+	if ((reg.flags & USER_EVENT_REG_PERSIST) && !perfmon_capable())
+		return -EPERM;
+
+	/* The value must be writable by the caller: fault it in meanwhile */
+	uaddr = u64_to_user_ptr(reg.enable_addr);
+	if (!access_ok(uaddr, reg.enable_size) ||
+	    fault_in_safe_writeable(uaddr, reg.enable_size))
+		return -EFAULT;
+	if (put_user(0, &ureg->write_index))
+		return -EFAULT;
+
+	cmd = user_events_read_cmd(u64_to_user_ptr(reg.name_args));
+	if (IS_ERR(cmd))
+		return PTR_ERR(cmd);
+
+	/* From now on, fork and exit look for enablers */
+	static_branch_enable(&user_events_mm_used);
+
+	mutex_lock(&info->reg_lock);
+	ret = user_reg_begin(info, cmd, reg.flags, &st);
+	kfree(cmd);
+	if (ret)
+		goto out;
+
+	mutex_lock(&user_enabler_lock);
+	umm = user_event_mm_get(current->mm);
+	if (!umm)
+		ret = -ENOMEM;
+	else if (user_enabler_find(umm, reg.enable_addr, reg.enable_bit))
+		ret = -EADDRINUSE;
+	else
+		e = user_enabler_new(st.user, umm, reg.enable_addr,
+				     reg.enable_size, reg.enable_bit);
+	if (e)
+		refcount_inc(&e->refcnt);
+	else if (!ret)
+		ret = -ENOMEM;
+	mutex_unlock(&user_enabler_lock);
+
+	/* Not under any lock: storing the answer may fault */
+	if (!ret && put_user(st.index, &ureg->write_index))
+		ret = -EFAULT;
+	if (!ret)
+		ret = user_enabler_first_write(e);
+
+	if (ret) {
+		if (e) {
+			mutex_lock(&user_enabler_lock);
+			if (!e->dead)
+				user_enabler_remove(e);
+			mutex_unlock(&user_enabler_lock);
+		}
+		user_reg_abort(&st);
+	} else {
+		user_reg_commit(info, &st);
+	}
+	if (e)
+		user_enabler_put(e);
+out:
+	mutex_unlock(&info->reg_lock);
+	return ret;
+}
+
+/* DIAG_IOCSREG: the size of struct user_reg tells the two layouts apart */
+static long user_events_ioctl_reg(struct user_event_file_info *info,
+				  unsigned long uarg)
+{
+	u32 size;
+
+	if (get_user(size, (u32 __user *)uarg))
+		return -EFAULT;
+	if (size == sizeof(struct user_reg))
+		return user_events_reg_status(info,
+					      (struct user_reg __user *)uarg);
+	if (size < sizeof(struct user_reg_enable_bit))
+		return -EINVAL;
+	return user_events_reg_enable_bit(info, (void __user *)uarg, size);
+}
+
+/**
+ * user_events_ioctl_unreg - DIAG_IOCSUNREG: remove an enable bit
+ * @uarg: the caller's struct user_unreg
+ *
+ * Removes the caller's enabler at the address and bit given, with its
+ * reference to the event, and clears the bit.
+ *
+ * Return: 0, -ENOENT if there is no such enabler, -EINVAL, -E2BIG, -EFAULT.
+ */
+static long user_events_ioctl_unreg(unsigned long uarg)
+{
+	struct user_unreg __user *uunreg = (struct user_unreg __user *)uarg;
+	struct user_event_enabler *e;
+	struct user_event_mm *umm;
+	struct user_unreg unreg;
+	int ret, tries, size = 0;
+	u32 usize;
+
+	if (get_user(usize, &uunreg->size))
+		return -EFAULT;
+	if (usize < sizeof(unreg))
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	ret = copy_struct_from_user(&unreg, sizeof(unreg), uunreg, usize);
+	if (ret)
+		return ret;
+	if (unreg.__reserved || unreg.__reserved2)
+		return -EINVAL;
+
+	mutex_lock(&user_enabler_lock);
+	umm = user_event_mm_find(current->mm);
+	e = umm ? user_enabler_find(umm, unreg.disable_addr,
+				    unreg.disable_bit) : NULL;
+	if (e) {
+		size = e->size;
+		user_enabler_remove(e);
+	}
+	mutex_unlock(&user_enabler_lock);
+	if (!e)
+		return -ENOENT;
+
+	/*
+	 * Clear the bit, unless another thread registered it again in the
+	 * meantime.  The task's address space, and so @umm, is alive.
+	 */
+	for (tries = 0; tries < 3; tries++) {
+		mutex_lock(&user_enabler_lock);
+		ret = user_enabler_find(umm, unreg.disable_addr,
+					unreg.disable_bit) ? 0 :
+		      user_bit_write(current->mm, unreg.disable_addr, size,
+				     unreg.disable_bit, false);
+		mutex_unlock(&user_enabler_lock);
+		if (!ret || fault_in_safe_writeable(u64_to_user_ptr(unreg.disable_addr),
+						    size))
+			break;
+	}
+	return 0;
 }
 
 /**
@@ -1895,14 +2722,20 @@ static long user_events_ioctl(struct file *file, unsigned int cmd,
 	switch (cmd) {
 	case DIAG_IOCSREG:
 	case DIAG_IOCSDEL:
-		/* Like write(), changing events needs a writable file */
-		if (!(file->f_mode & FMODE_WRITE))
-			return -EBADF;
-		if (cmd == DIAG_IOCSREG)
-			return user_events_ioctl_reg(info, uarg);
-		return user_events_ioctl_del(uarg);
+	case DIAG_IOCSUNREG:
+		break;
+	default:
+		return -ENOTTY;
 	}
-	return -ENOTTY;
+	/* Like write(), changing events needs a writable file */
+	if (!(file->f_mode & FMODE_WRITE))
+		return -EBADF;
+
+	if (cmd == DIAG_IOCSREG)
+		return user_events_ioctl_reg(info, uarg);
+	if (cmd == DIAG_IOCSUNREG)
+		return user_events_ioctl_unreg(uarg);
+	return user_events_ioctl_del(uarg);
 }
 
 static int user_events_open(struct inode *inode, struct file *file)
@@ -1937,7 +2770,7 @@ static int user_events_release(struct inode *inode, struct file *file)
 	refs = rcu_dereference_protected(info->refs, true);
 	if (refs) {
 		for (i = 0; i < refs->count; i++)
-			refcount_dec(&refs->events[i]->refcnt);
+			user_event_put(refs->events[i]);
 		kfree(refs);
 	}
 	kfree(info);
@@ -2021,6 +2854,20 @@ static const struct file_operations user_status_fops = {
 	.release = single_release,
 };
 
+#ifdef CONFIG_SYSCTL
+static struct ctl_table user_event_sysctls[] = {
+	{
+		.procname	= "user_events_max",
+		.data		= &user_events_max,
+		.maxlen		= sizeof(user_events_max),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+	},
+	{}
+};
+#endif
+
 static int __init trace_events_user_init(void)
 {
 	int ret;
@@ -2048,6 +2895,9 @@ static int __init trace_events_user_init(void)
 		pr_warn("user_events could not create tracefs files\n");
 		return -ENODEV;
 	}
+#ifdef CONFIG_SYSCTL
+	register_sysctl_init("kernel", user_event_sysctls);
+#endif
 	return 0;
 
 free_page:
