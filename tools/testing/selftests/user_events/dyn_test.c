@@ -651,9 +651,9 @@ TEST_F(dyn, both_interfaces)
 /*
  * Names are ASCII identifiers: every byte above 0x7f is refused in an
  * event name, a field name and a struct tag, and makes no event (no
- * tracefs directory, no user_events_status line).  0xa0 is a blank to the
- * kernel's isspace(): it splits the name, and these commands are refused
- * for the stray token that follows.
+ * tracefs directory, no user_events_status line).  That includes 0xa0,
+ * which the kernel's isspace() takes for a blank: only ASCII blanks
+ * separate words, so "NAME\xa0u32 a" is one name, not a name and a field.
  */
 TEST_F(dyn, non_ascii_names)
 {
@@ -682,6 +682,14 @@ TEST_F(dyn, non_ascii_names)
 	}
 	ASSERT_FALSE(ue_event_exists(PREFIX "f"));
 	ASSERT_FALSE(ue_event_exists(PREFIX "t"));
+
+	/* A no-break space does not end a name */
+	ASSERT_EQ(EINVAL, ue_reg(self->fd, PREFIX "nb\xa0u32 a", &reg));
+	ASSERT_EQ(EINVAL, ue_dyn("u:" PREFIX "nb\xa0u32 a"));
+	ASSERT_EQ(EINVAL, ue_reg(self->fd, PREFIX "nb u32\xa0a", &reg));
+	ASSERT_EQ(EINVAL, ue_reg(self->fd, PREFIX "nb\xa0", &reg));
+	ASSERT_FALSE(ue_event_exists(PREFIX "nb"));
+
 	ASSERT_EQ(0, ue_status_counts(&active, &busy, &max));
 	ASSERT_EQ(active0, active);
 

@@ -488,18 +488,12 @@ static void spell(struct text *t, const struct fz_event *e)
 }
 
 /*
- * A byte above 0x7f, which no name may have.  Not 0xa0: the kernel's
- * isspace() takes that one for a blank, which ends the name.
+ * A byte above 0x7f, which no name may have; 0xa0 included, which the
+ * kernel's isspace() would take for a blank.
  */
 static char high_byte(void)
 {
-	unsigned int c;
-
-	do {
-		c = 0x80 + below(0x80);
-	} while (c == 0xa0);
-
-	return c;
+	return 0x80 + below(0x80);
 }
 
 /*
