@@ -386,9 +386,10 @@ static int user_event_parse_error(struct user_event_parser *p, int err,
 	return ret;
 }
 
+/* The kernel's isspace() also takes Latin-1's no-break space, 0xa0 */
 static bool user_event_is_blank(char c)
 {
-	return isspace(c);
+	return isascii(c) && isspace(c);
 }
 
 /*
@@ -707,12 +708,12 @@ static int user_event_parse(struct user_event_parser *p,
 	while (user_event_is_blank(*s))
 		s++;
 	name = s;
-	while (*s && *s != ':' && !isspace(*s))
+	while (*s && *s != ':' && !user_event_is_blank(*s))
 		s++;
 	end = s;
 	/* Flags are for forward compatibility: all of them are ignored */
 	if (*s == ':') {
-		while (*s && !isspace(*s))
+		while (*s && !user_event_is_blank(*s))
 			s++;
 	}
 	if (*s)
@@ -730,11 +731,11 @@ static int user_event_parse(struct user_event_parser *p,
 
 	/* A trailing ';' and blanks do not start another field */
 	end = s + strlen(s);
-	while (end > s && isspace(end[-1]))
+	while (end > s && user_event_is_blank(end[-1]))
 		*--end = '\0';
 	if (end > s && end[-1] == ';')
 		*--end = '\0';
-	while (*s && isspace(*s))
+	while (*s && user_event_is_blank(*s))
 		s++;
 
 	for (field = s, nr = *s ? 1 : 0; *field; field++)

@@ -8,6 +8,11 @@
 
 #define PREFIX "ue_dyn_"
 
+/* Eprobes of the name_taken test: in the user_events system and another */
+#define EP_TAKEN PREFIX "taken"
+#define EP_GROUP PREFIX "group"
+#define EP_OTHER PREFIX "other"
+
 /* 64 characters: the longest name there may be */
 #define NAME64 PREFIX "x12345678901234567890123456789012345678901234567890123456"
 
@@ -39,6 +44,11 @@ static const struct good_case good_cases[] = {
 	{ NULL, "char[0x400] a", NULL },
 	{ NULL, "unsigned char[16] a", "unsigned char[16] a" },
 	{ NULL, "unsigned char[0x10] a", NULL },
+	/* Array size literals of up to 6 characters, any spelling */
+	{ NULL, "char[0x0400] a", "char[1024] a" },
+	{ NULL, "char[001024] a", "char[1024] a" },
+	{ NULL, "char[0X400] a", "char[1024] a" },
+	{ NULL, "unsigned char[000016] a", "unsigned char[16] a" },
 	{ NULL, "__data_loc char[] a", "__data_loc char[] a" },
 	{ NULL, "__data_loc unsigned char[] a", "__data_loc unsigned char[] a" },
 	{ NULL, "__rel_loc char[] a", "__rel_loc char[] a" },
@@ -46,6 +56,14 @@ static const struct good_case good_cases[] = {
 	{ NULL, "struct foo a 1", "struct foo a 1" },
 	{ NULL, "struct foo a 20", "struct foo a 20" },
 	{ NULL, "struct foo a 1024", "struct foo a 1024" },
+	/* The literal length rule is for arrays only */
+	{ NULL, "struct foo a 0x0000014", "struct foo a 20" },
+	{ NULL, "struct foo a 00000000020", "struct foo a 20" },
+	/* Tags the tracing core does not take for a string */
+	{ NULL, "struct charger a 4", "struct charger a 4" },
+	{ NULL, "struct __data_loc a 4", "struct __data_loc a 4" },
+	{ NULL, "struct data_loc_char a 4", "struct data_loc_char a 4" },
+	{ NULL, "struct __rel_loc_Char a 4", "struct __rel_loc_Char a 4" },
 	{ NULL, "", "" },
 	{ NULL, "u32 a; char[16] b", "u32 a; char[16] b" },
 	{ NULL, "u32 _x; s64 y_2; __data_loc char[] Msg",
@@ -108,8 +126,33 @@ static const struct bad_case bad_cases[] = {
 	{ PREFIX "bad @char[9999] a", EINVAL, "Invalid array size" },
 	{ PREFIX "bad @char[0x401] a", EINVAL, "Invalid array size" },
 	{ PREFIX "bad @unsigned char[0] a", EINVAL, "Invalid array size" },
+	/* Array size literals longer than 6 characters */
 	{ PREFIX "bad @char[99999999999999999999999999999] a", EINVAL,
-	  "Invalid array size" },
+	  "Array size literal is longer than 6 characters" },
+	{ PREFIX "bad @char[0x0000000000001] a", EINVAL,
+	  "Array size literal is longer than 6 characters" },
+	{ PREFIX "bad @char[0000020] a", EINVAL,
+	  "Array size literal is longer than 6 characters" },
+	{ PREFIX "bad @char[1234567] a", EINVAL,
+	  "Array size literal is longer than 6 characters" },
+	{ PREFIX "bad u8 a; @unsigned char[0x00400] b", EINVAL,
+	  "Array size literal is longer than 6 characters" },
+	/* Struct tags the tracing core would read as a string */
+	{ PREFIX "bad struct @__data_loc_char s 1", EINVAL,
+	  "Struct type would be read as a string" },
+	{ PREFIX "bad struct @__rel_loc_char s 4", EINVAL,
+	  "Struct type would be read as a string" },
+	{ PREFIX "bad struct @x__data_loc_charx s 4", EINVAL,
+	  "Struct type would be read as a string" },
+	{ PREFIX "bad u32 a; struct @char__rel_loc s 4", EINVAL,
+	  "Struct type would be read as a string" },
+	/* Bytes above 0x7f: the kernel's isalnum() takes Latin-1 letters */
+	{ "@" PREFIX "bad\xc2 u32 a", EINVAL, "Invalid event name" },
+	{ "@\xe9" PREFIX "bad u32 a", EINVAL, "Invalid event name" },
+	{ "@" PREFIX "b\xc3\xa9 u32 a", EINVAL, "Invalid event name" },
+	{ PREFIX "bad u32 @f\xe9", EINVAL, "Invalid field name" },
+	{ PREFIX "bad u32 a; u8 @\xc2z", EINVAL, "Invalid field name" },
+	{ PREFIX "bad struct @t\xc2g s 4", EINVAL, "Unknown field type" },
 	{ PREFIX "bad @char[-1] a", EINVAL, NULL },
 	{ PREFIX "bad @char[] a", EINVAL, NULL },
 	{ PREFIX "bad @char[x] a", EINVAL, NULL },
@@ -134,6 +177,8 @@ FIXTURE_SETUP(dyn)
 {
 	UE_SKIP_IF_UNAVAILABLE();
 
+	ue_eprobe_remove(USER_EVENTS_SYSTEM, EP_TAKEN);
+	ue_eprobe_remove(EP_GROUP, EP_OTHER);
 	ue_cleanup_events(PREFIX);
 	self->fd = ue_open_data();
 	ASSERT_NE(-1, self->fd);
@@ -144,6 +189,8 @@ FIXTURE_TEARDOWN(dyn)
 {
 	if (self->fd != -1)
 		close(self->fd);
+	ue_eprobe_remove(USER_EVENTS_SYSTEM, EP_TAKEN);
+	ue_eprobe_remove(EP_GROUP, EP_OTHER);
 	ue_cleanup_events(PREFIX);
 	ue_clear_error_log();
 }
@@ -599,6 +646,153 @@ TEST_F(dyn, both_interfaces)
 	self->fd = -1;
 	ASSERT_EQ(0, ue_dyn("!u:" PREFIX "both u32 a; char[8] b"));
 	ASSERT_FALSE(ue_event_exists(PREFIX "both"));
+}
+
+/*
+ * Names are ASCII identifiers: every byte above 0x7f is refused in an
+ * event name, a field name and a struct tag, and makes no event (no
+ * tracefs directory, no user_events_status line).  That includes 0xa0,
+ * which the kernel's isspace() takes for a blank: only ASCII blanks
+ * separate words, so "NAME\xa0u32 a" is one name, not a name and a field.
+ */
+TEST_F(dyn, non_ascii_names)
+{
+	int active0, active, busy, max, b, i;
+	char cmd[3][64], name[32];
+	struct user_reg reg;
+
+	ASSERT_EQ(0, ue_status_counts(&active0, &busy, &max));
+	for (b = 0x80; b <= 0xff; b++) {
+		snprintf(name, sizeof(name), PREFIX "n%cx", b);
+		snprintf(cmd[0], sizeof(cmd[0]), "u:%s u32 a", name);
+		snprintf(cmd[1], sizeof(cmd[1]), "u:" PREFIX "f u32 a%cb", b);
+		snprintf(cmd[2], sizeof(cmd[2]), "u:" PREFIX "t struct t%cg s 4",
+			 b);
+		for (i = 0; i < 3; i++) {
+			ASSERT_EQ(EINVAL, ue_reg(self->fd, cmd[i] + 2, &reg)) {
+				TH_LOG("byte 0x%02x: \"%s\"", b, cmd[i] + 2);
+			}
+			ASSERT_EQ(EINVAL, ue_dyn(cmd[i])) {
+				TH_LOG("byte 0x%02x: \"%s\"", b, cmd[i]);
+			}
+		}
+		ASSERT_FALSE(ue_event_exists(name)) {
+			TH_LOG("byte 0x%02x", b);
+		}
+	}
+	ASSERT_FALSE(ue_event_exists(PREFIX "f"));
+	ASSERT_FALSE(ue_event_exists(PREFIX "t"));
+
+	/* A no-break space does not end a name */
+	ASSERT_EQ(EINVAL, ue_reg(self->fd, PREFIX "nb\xa0u32 a", &reg));
+	ASSERT_EQ(EINVAL, ue_dyn("u:" PREFIX "nb\xa0u32 a"));
+	ASSERT_EQ(EINVAL, ue_reg(self->fd, PREFIX "nb u32\xa0" "a", &reg));
+	ASSERT_EQ(EINVAL, ue_reg(self->fd, PREFIX "nb\xa0", &reg));
+	ASSERT_FALSE(ue_event_exists(PREFIX "nb"));
+
+	ASSERT_EQ(0, ue_status_counts(&active, &busy, &max));
+	ASSERT_EQ(active0, active);
+
+	/* None of that used up a write slot */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "after u32 a", &reg));
+	ASSERT_EQ(0, reg.write_index);
+}
+
+/*
+ * A name another kind of event (here an eprobe) has in the user_events
+ * system is refused with EADDRINUSE, and nothing is built: no status
+ * line, no write slot, the other event untouched and still working.
+ */
+TEST_F(dyn, name_taken_by_eprobe)
+{
+	static const char msg[] = "Name is used by another event of the system";
+	static const char probe[] = "e:" USER_EVENTS_SYSTEM "/" EP_TAKEN " "
+		USER_EVENTS_SYSTEM "/" PREFIX "base v=$v:u32";
+	int active0, active, busy, max;
+	char *id, *text, *format;
+	struct user_reg reg;
+	__u32 v = 7;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "base u32 v", &reg));
+	ASSERT_EQ(0, reg.write_index);
+	ASSERT_EQ(0, ue_dyn(probe));
+	ASSERT_TRUE(ue_event_exists(EP_TAKEN));
+	id = ue_read_file(ue_event_file(NULL, EP_TAKEN, "id"));
+	ASSERT_NE(NULL, id);
+	ASSERT_EQ(0, ue_status_counts(&active0, &busy, &max));
+
+	/* With or without fields, through the ioctl or dynamic_events */
+	ASSERT_EQ(0, ue_clear_error_log());
+	ASSERT_EQ(EADDRINUSE, ue_reg(self->fd, EP_TAKEN " u32 a", &reg));
+	check_log(_metadata, EP_TAKEN " u32 a", msg, 0);
+	ASSERT_EQ(0, ue_clear_error_log());
+	ASSERT_EQ(EADDRINUSE, ue_reg(self->fd, EP_TAKEN, &reg));
+	check_log(_metadata, EP_TAKEN, msg, 0);
+	ASSERT_EQ(0, ue_clear_error_log());
+	ASSERT_EQ(EADDRINUSE, ue_dyn("u:" EP_TAKEN " u32 a"));
+	check_log(_metadata, EP_TAKEN " u32 a", msg, 0);
+	ASSERT_EQ(0, ue_clear_error_log());
+	ASSERT_EQ(EADDRINUSE, ue_dyn("u:" EP_TAKEN " u32 v"));
+	check_log(_metadata, EP_TAKEN " u32 v", msg, 0);
+
+	/* It is no user event: DIAG_IOCSDEL does not find it */
+	ASSERT_EQ(ENOENT, ue_del(EP_TAKEN));
+
+	/* Nothing was built */
+	ASSERT_EQ(0, ue_status_counts(&active, &busy, &max));
+	ASSERT_EQ(active0, active);
+	text = ue_read_file("user_events_status");
+	ASSERT_NE(NULL, text);
+	EXPECT_EQ(NULL, strstr(text, ":" EP_TAKEN "\n")) {
+		TH_LOG("%s", text);
+	}
+	free(text);
+	ASSERT_FALSE(listed(EP_TAKEN, NULL));
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "next u32 a", &reg));
+	ASSERT_EQ(1, reg.write_index);
+
+	/* The eprobe: the same listing, id and format */
+	text = ue_read_file("dynamic_events");
+	ASSERT_NE(NULL, text);
+	EXPECT_TRUE(ue_has_line(text, "e:" USER_EVENTS_SYSTEM "/" EP_TAKEN " "
+				USER_EVENTS_SYSTEM "." PREFIX "base v=$v:u32")) {
+		TH_LOG("%s", text);
+	}
+	free(text);
+	text = ue_read_file(ue_event_file(NULL, EP_TAKEN, "id"));
+	ASSERT_NE(NULL, text);
+	EXPECT_STREQ(id, text);
+	free(text);
+	free(id);
+	format = ue_read_file(ue_event_file(NULL, EP_TAKEN, "format"));
+	ASSERT_NE(NULL, format);
+	EXPECT_NE(NULL, strstr(format, "name: " EP_TAKEN "\n"));
+	EXPECT_NE(NULL, strstr(format, "\tfield:u32 v;"));
+	free(format);
+
+	/* And it works */
+	ASSERT_EQ(0, ue_clear_trace(NULL));
+	ASSERT_EQ(0, ue_eprobe_enable(USER_EVENTS_SYSTEM, EP_TAKEN, true));
+	ASSERT_EQ(8, ue_emit(self->fd, 0, &v, sizeof(v)));
+	text = ue_trace_collect(NULL, EP_TAKEN);
+	ASSERT_NE(NULL, text);
+	EXPECT_STREQ("(" USER_EVENTS_SYSTEM "." PREFIX "base) v=7\n", text);
+	free(text);
+
+	/* Once it is gone, the name is free */
+	ASSERT_EQ(0, ue_eprobe_remove(USER_EVENTS_SYSTEM, EP_TAKEN));
+	ASSERT_FALSE(ue_event_exists(EP_TAKEN));
+	ASSERT_EQ(0, ue_reg(self->fd, EP_TAKEN " u32 a", &reg));
+	ASSERT_EQ(2, reg.write_index);
+	ASSERT_EQ(0, ue_clear_trace(NULL));
+
+	/* An eprobe of that name in another system takes nothing */
+	ASSERT_EQ(0, ue_dyn("e:" EP_GROUP "/" EP_OTHER " "
+			    USER_EVENTS_SYSTEM "/" PREFIX "base"));
+	ASSERT_EQ(0, ue_reg(self->fd, EP_OTHER " u32 a", &reg));
+	ASSERT_EQ(3, reg.write_index);
+	ASSERT_TRUE(ue_event_exists(EP_OTHER));
+	ASSERT_EQ(0, ue_eprobe_remove(EP_GROUP, EP_OTHER));
 }
 
 TEST_HARNESS_MAIN

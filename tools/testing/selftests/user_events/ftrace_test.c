@@ -170,7 +170,6 @@ TEST_F(ft, char_array)
 		char msg[20];
 		__u32 n;
 	} v;
-	ssize_t ret;
 	__u32 idx;
 
 	ASSERT_EQ(24, sizeof(v));
@@ -191,24 +190,21 @@ TEST_F(ft, char_array)
 	ASSERT_EQ(4 + sizeof(v), ue_emit(self->fd, idx, &v, sizeof(v)));
 
 	/*
-	 * 20 characters and no NUL.  The SPEC leaves open whether a fixed
-	 * array is refused (EFAULT) like a dynamic one or recorded; either
-	 * way nothing past its 20 bytes may be read as part of the string.
+	 * 20 characters and no NUL: the tracing core would read the string
+	 * past its 20 bytes, so the write is refused.
 	 */
 	memset(v.msg, 'y', 20);
 	v.n = 9;
-	ret = ue_emit(self->fd, idx, &v, sizeof(v));
-	ASSERT_TRUE(ret == -EFAULT || ret == 4 + sizeof(v)) {
-		TH_LOG("unterminated char[20]: %zd", ret);
-	}
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, &v, sizeof(v)));
 
-	if (ret == -EFAULT)
-		ASSERT_TRACE(NULL, PREFIX "carr",
-			     "msg=hello n=7\nmsg=xxxxxxxxxxxxxxxxxxx n=8\n");
-	else
-		ASSERT_TRACE(NULL, PREFIX "carr",
-			     "msg=hello n=7\nmsg=xxxxxxxxxxxxxxxxxxx n=8\n"
-			     "msg=yyyyyyyyyyyyyyyyyyyy n=9\n");
+	/* A NUL anywhere in the array will do */
+	v.msg[10] = '\0';
+	v.n = 10;
+	ASSERT_EQ(4 + sizeof(v), ue_emit(self->fd, idx, &v, sizeof(v)));
+
+	ASSERT_TRACE(NULL, PREFIX "carr",
+		     "msg=hello n=7\nmsg=xxxxxxxxxxxxxxxxxxx n=8\n"
+		     "msg=yyyyyyyyyy n=10\n");
 }
 
 /*
@@ -326,16 +322,18 @@ TEST_F(ft, hex_arrays)
 {
 	/*
 	 * Payload offsets: h 0..2, d's location 3, r's location 7 (ends at
-	 * 11), s 11..14, d's bytes at 15, r's bytes at 17.
+	 * 11), s 11..14, d's bytes at 15, r's bytes at 17.  Arrays of
+	 * unsigned char are strings to the tracing core too: h needs a NUL,
+	 * d and r must end with one.  The struct is bytes only.
 	 */
-	const __u8 h[3] = { 0x01, 0x02, 0x0a };
+	const __u8 h[3] = { 0x01, 0x00, 0x0a };
 	const __u8 d[2] = { 0xff, 0x00 };
-	const __u8 r[3] = { 0xde, 0xad, 0xbe };
+	const __u8 r[3] = { 0xde, 0xad, 0x00 };
 	const __u8 s[4] = { 0x11, 0x22, 0x33, 0x44 };
 	__u32 dloc = DYN_LOC(COMMON_SIZE + 15, 2);
 	__u32 rloc = DYN_LOC(17 - 11, 3);
-	__u8 buf[20];
-	__u32 idx;
+	__u8 buf[20], bad[20];
+	__u32 idx, loc;
 
 	idx = reg_enabled(_metadata, self->fd, self->status,
 			  PREFIX "hex unsigned char[3] h; "
@@ -351,18 +349,38 @@ TEST_F(ft, hex_arrays)
 	memcpy(buf + 17, r, 3);
 	ASSERT_EQ(4 + sizeof(buf), ue_emit(self->fd, idx, buf, sizeof(buf)));
 
-	/* Binary arrays need no NUL, but must stay inside the payload */
-	dloc = DYN_LOC(COMMON_SIZE + 15, 6);
-	memcpy(buf + 3, &dloc, 4);
-	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, sizeof(buf)));
-	dloc = DYN_LOC(COMMON_SIZE + 15, 2);
-	memcpy(buf + 3, &dloc, 4);
-	rloc = DYN_LOC(6, 4);
-	memcpy(buf + 7, &rloc, 4);
-	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, sizeof(buf)));
+	/* No NUL in h */
+	memcpy(bad, buf, sizeof(bad));
+	bad[1] = 0x02;
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, bad, sizeof(bad)));
+	/* d or r not ending with their NUL, or empty */
+	memcpy(bad, buf, sizeof(bad));
+	bad[16] = 0x01;
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, bad, sizeof(bad)));
+	memcpy(bad, buf, sizeof(bad));
+	loc = DYN_LOC(COMMON_SIZE + 15, 1);
+	memcpy(bad + 3, &loc, 4);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, bad, sizeof(bad)));
+	memcpy(bad, buf, sizeof(bad));
+	bad[19] = 0xbe;
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, bad, sizeof(bad)));
+	memcpy(bad, buf, sizeof(bad));
+	loc = DYN_LOC(6, 0);
+	memcpy(bad + 7, &loc, 4);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, bad, sizeof(bad)));
+
+	/* Inside the payload */
+	memcpy(bad, buf, sizeof(bad));
+	loc = DYN_LOC(COMMON_SIZE + 15, 6);
+	memcpy(bad + 3, &loc, 4);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, bad, sizeof(bad)));
+	memcpy(bad, buf, sizeof(bad));
+	loc = DYN_LOC(6, 4);
+	memcpy(bad + 7, &loc, 4);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, bad, sizeof(bad)));
 
 	ASSERT_TRACE(NULL, PREFIX "hex",
-		     "h=01 02 0a d=ff 00 r=de ad be s=11 22 33 44\n");
+		     "h=01 00 0a d=ff 00 r=de ad 00 s=11 22 33 44\n");
 }
 
 TEST_F(ft, struct_field)

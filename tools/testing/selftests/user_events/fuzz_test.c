@@ -13,7 +13,9 @@
  * - write: random write indexes and payloads for events with fixed and
  *   __data_loc/__rel_loc fields, split into random iovecs, some of them
  *   unreadable (NULL, unmapped, kernel address, running into an unmapped
- *   page) or on pages that must be faulted in.
+ *   page) or on pages that must be faulted in.  Char arrays, fixed or
+ *   dynamic, signed or not, are strings to the tracing core: while
+ *   enabled, a record is refused unless each holds its NUL.
  *
  * Each case checks that the result is one the ABI allows for that input
  * (the exact one when the input is known to be valid or to have a given
@@ -385,9 +387,20 @@ static void add_blanks(struct text *t, unsigned int min)
 		add(t, "%c", chance(80) ? ' ' : '\t');
 }
 
-static void add_size(struct text *t, unsigned int size)
+/*
+ * A size: decimal or hex, sometimes with leading zeros.  An array size
+ * literal may have 6 characters at most (0x0400, 001024); a struct size
+ * any number.
+ */
+static void add_size(struct text *t, unsigned int size, bool array)
 {
-	if (chance(25))
+	int width = array ? 6 : 4 + below(12);
+
+	if (chance(15))
+		add(t, "0x%0*x", width - 2, size);
+	else if (chance(15))
+		add(t, "%0*u", width, size);
+	else if (chance(25))
 		add(t, chance(50) ? "0x%x" : "0x%X", size);
 	else
 		add(t, "%u", size);
@@ -424,7 +437,7 @@ static void spell_fields(struct text *t, const struct fz_event *e,
 				add_blanks(t, 1);
 			}
 			add(t, "char[");
-			add_size(t, f->size);
+			add_size(t, f->size, true);
 			add(t, "]");
 			break;
 		case K_DYN:
@@ -446,7 +459,7 @@ static void spell_fields(struct text *t, const struct fz_event *e,
 		add(t, "%s", f->name);
 		if (f->kind == K_STRUCT && struct_sizes) {
 			add_blanks(t, 1);
-			add_size(t, f->size);
+			add_size(t, f->size, false);
 		}
 	}
 	if (e->nfields && chance(20)) {
@@ -475,6 +488,15 @@ static void spell(struct text *t, const struct fz_event *e)
 }
 
 /*
+ * A byte above 0x7f, which no name may have; 0xa0 included, which the
+ * kernel's isspace() would take for a blank.
+ */
+static char high_byte(void)
+{
+	return 0x80 + below(0x80);
+}
+
+/*
  * A command with one error the grammar forbids; sets *err to the errno
  * it must get (-1: EINVAL or success).
  */
@@ -485,6 +507,8 @@ static void spell_invalid(struct text *t, struct fz_event *e, int *err)
 		"bool", "s128", "float", "u32[4]", "int[2]", "char[0]",
 		"char[1025]", "char[0x401]", "char[-1]", "char[]", "char[x]",
 		"char[99999999999]", "char[0x]", "char[1.5]", "unsigned",
+		"char[0x0000000000001]", "char[0000020]", "char[1234567]",
+		"unsigned char[0x00400]",
 		"unsigned u32", "__data_loc char", "__data_loc char[4]",
 		"__rel_loc u32[]", "__data_loc", "signed int", "char [4]",
 	};
@@ -493,7 +517,9 @@ static void spell_invalid(struct text *t, struct fz_event *e, int *err)
 		"struct foo x", "struct foo x 0", "struct foo x 1025",
 		"struct foo x -1", "struct foo x y", "struct foo", "struct 1a x 4",
 		"u32 x 4", "char[4] x y", "u32 common_pid", "u8 common_type",
-		"__data_loc struct foo x 4",
+		"__data_loc struct foo x 4", "struct __data_loc_char x 1",
+		"struct __rel_loc_char x 4", "struct a__data_loc_charb x 4",
+		"u32 x\xe9", "u8 \xc3\xa9", "struct t\xc2g x 4",
 	};
 	struct text fields = { .len = 0 };
 	int what = below(9), i;
@@ -509,7 +535,7 @@ static void spell_invalid(struct text *t, struct fz_event *e, int *err)
 		e->nfields--;
 	switch (what) {
 	case 0:	/* name */
-		i = below(6);
+		i = below(7);
 		if (i == 0)
 			add(t, "%d%s", below(10), e->name);
 		else if (i == 1)
@@ -526,8 +552,10 @@ static void spell_invalid(struct text *t, struct fz_event *e, int *err)
 			*err = -1;
 		else if (i == 4)
 			add(t, ":BPF_ITER");
-		else
+		else if (i == 5)
 			add(t, "%s/x", e->name);
+		else
+			add(t, "%.*s%c%s", 8, e->name, high_byte(), e->name + 8);
 		if (i == 2)
 			add(t, "%s", name);
 		else if (i == 3)
@@ -1516,7 +1544,13 @@ TEST_F_TIMEOUT(fuzz, dynamic_events, 600)
 struct wdyn {
 	unsigned int offset;	/* in the record */
 	bool rel;
-	bool chr;
+	bool chr;		/* signed char: letters, else any bytes */
+};
+
+/* A fixed char array: a string to the core too, it needs a NUL */
+struct wfix {
+	unsigned int offset;	/* in the record */
+	unsigned int size;
 };
 
 struct wevent {
@@ -1526,24 +1560,42 @@ struct wevent {
 	bool marker;		/* first field "u32 m" */
 	int ndyn;
 	struct wdyn dyn[3];
+	int nfix;
+	struct wfix fix[2];
 };
 
 static const struct wevent wevents[] = {
-	{ PREFIX "w0 u32 m", PREFIX "w0", 4, true, 0, { } },
+	{ PREFIX "w0 u32 m", PREFIX "w0", 4, true, 0, { }, 0, { } },
 	{ PREFIX "w1 u32 m; __data_loc char[] s; __rel_loc unsigned char[] b; u8 c",
 	  PREFIX "w1", 13, true, 2,
-	  { { 12, false, true }, { 16, true, false } } },
+	  { { 12, false, true }, { 16, true, false } }, 0, { } },
 	{ PREFIX "w2 u32 m; char[8] x; __rel_loc char[] r; __data_loc unsigned char[] d",
 	  PREFIX "w2", 20, true, 2,
-	  { { 20, true, true }, { 24, false, false } } },
-	{ PREFIX "w3", PREFIX "w3", 0, false, 0, { } },
+	  { { 20, true, true }, { 24, false, false } }, 1, { { 12, 8 } } },
+	{ PREFIX "w3", PREFIX "w3", 0, false, 0, { }, 0, { } },
 	{ PREFIX "w4 u32 m; struct foo s 16; __rel_loc char[] t; __rel_loc char[] u",
 	  PREFIX "w4", 28, true, 2,
-	  { { 28, true, true }, { 32, true, true } } },
+	  { { 28, true, true }, { 32, true, true } }, 0, { } },
+	/* Fixed arrays only, the last one ending the record */
+	{ PREFIX "w5 u32 m; unsigned char[5] h; char[3] t",
+	  PREFIX "w5", 12, true, 0, { }, 2, { { 12, 5 }, { 17, 3 } } },
 };
 
 #define NR_WEVENTS ARRAY_SIZE(wevents)
 #define WBUF (3 * UE_PAGE_SIZE)
+
+/* Mostly put a NUL into each fixed array of @ev in @payload */
+static void rand_fixed(const struct wevent *ev, __u8 *payload)
+{
+	const struct wfix *f;
+	int i;
+
+	for (i = 0; i < ev->nfix; i++) {
+		f = &ev->fix[i];
+		if (chance(85))
+			payload[f->offset - COMMON_SIZE + below(f->size)] = 0;
+	}
+}
 
 /* Dynamic field data for one location word, pointing where @how says */
 static __u32 rand_loc(const struct wdyn *d, __u8 *payload, size_t *len,
@@ -1557,11 +1609,9 @@ static __u32 rand_loc(const struct wdyn *d, __u8 *payload, size_t *len,
 		size = 0;
 	for (i = 0; i < size; i++)
 		payload[*len + i] = d->chr ? 'a' + below(26) : below(256);
-	if (d->chr) {
-		/* Strings end with their NUL, counted in the size */
-		payload[*len + size] = chance(90) ? 0 : 'z';
-		size++;
-	}
+	/* Strings end with their NUL, counted in the size */
+	payload[*len + size] = chance(90) ? 0 : 'z';
+	size++;
 	*len += size;
 
 	/* Mostly right, else off by a little or by a lot */
@@ -1583,12 +1633,16 @@ static __u32 rand_loc(const struct wdyn *d, __u8 *payload, size_t *len,
 	return DYN_LOC(off & 0xffff, size & 0xffff);
 }
 
-/* May the kernel record this payload?  1 yes, 0 no, -1 either is fine */
-static int payload_valid(const struct wevent *ev, const __u8 *payload,
-			 size_t len)
+/*
+ * May the kernel record this payload while enabled?  Each location inside
+ * the payload, each dynamic array non-empty and ending with a NUL, each
+ * fixed array holding one.
+ */
+static bool payload_valid(const struct wevent *ev, const __u8 *payload,
+			  size_t len)
 {
 	size_t size = COMMON_SIZE + len;
-	int i, verdict = 1;
+	int i;
 
 	for (i = 0; i < ev->ndyn; i++) {
 		const struct wdyn *d = &ev->dyn[i];
@@ -1600,16 +1654,18 @@ static int payload_valid(const struct wevent *ev, const __u8 *payload,
 		if (d->rel)
 			start += d->offset + 4;
 		if (start < COMMON_SIZE || start + dlen > size)
-			return 0;
-		if (d->chr && (!dlen ||
-			       payload[start + dlen - 1 - COMMON_SIZE]))
-			return 0;
-		/* Nothing at the very end of the record: either is fine */
-		if (!dlen && start == size)
-			verdict = -1;
+			return false;
+		if (!dlen || payload[start + dlen - 1 - COMMON_SIZE])
+			return false;
+	}
+	for (i = 0; i < ev->nfix; i++) {
+		const struct wfix *f = &ev->fix[i];
+
+		if (!memchr(payload + f->offset - COMMON_SIZE, 0, f->size))
+			return false;
 	}
 
-	return verdict;
+	return true;
 }
 
 struct wseg {
@@ -1659,7 +1715,7 @@ TEST_F_TIMEOUT(fuzz, write, 600)
 	long recorded = 0;
 	__u32 idx, m;
 
-	/* The events, each with its index 0..4 on self->fd */
+	/* The events, each with its index 0..5 on self->fd */
 	ASSERT_EQ(0, ue_instance_create(INSTANCE));
 	for (i = 0; i < (int)NR_WEVENTS; i++) {
 		ASSERT_EQ(0, ue_reg(self->fd, wevents[i].cmd, &reg));
@@ -1710,6 +1766,7 @@ TEST_F_TIMEOUT(fuzz, write, 600)
 		plen = ev->min;
 		for (pos = 0; pos < ev->min; pos++)
 			want[4 + pos] = below(256);
+		rand_fixed(ev, want + 4);
 		for (i = 0; i < ev->ndyn; i++) {
 			__u32 loc = rand_loc(&ev->dyn[i], want + 4, &plen,
 					     WBUF - 8);
@@ -1835,11 +1892,8 @@ TEST_F_TIMEOUT(fuzz, write, 600)
 				if (!enabled)
 					allow(&a, 0);
 			} else if (!a.n) {
-				valid = enabled ? payload_valid(ev, want + 4, plen) : 1;
-				if (valid)
-					allow(&a, 0);
-				if (valid <= 0)
-					allow(&a, EFAULT);
+				valid = !enabled || payload_valid(ev, want + 4, plen);
+				allow(&a, valid ? 0 : EFAULT);
 			}
 		}
 

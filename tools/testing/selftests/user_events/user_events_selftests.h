@@ -926,4 +926,44 @@ static inline int ue_perf_raw_sample(const struct ue_perf_ring *ring, int nth,
 	return -1;
 }
 
+/*
+ * Event probes (eprobes) on user events: "e:GROUP/NAME SYSTEM/EVENT ..."
+ * lines of dynamic_events.
+ */
+
+/* "events/GROUP/NAME/FILE" of eprobe @group/@name */
+static inline const char *ue_eprobe_file(const char *group, const char *name,
+					 const char *file)
+{
+	static __thread char rel[4][384];
+	static __thread int slot;
+	char *buf = rel[slot++ & 3];
+
+	snprintf(buf, sizeof(rel[0]), "events/%s/%s/%s", group, name, file);
+
+	return buf;
+}
+
+/* Enable or disable eprobe @group/@name in the top-level buffer */
+static inline int ue_eprobe_enable(const char *group, const char *name,
+				   bool on)
+{
+	return ue_write_file(ue_eprobe_file(group, name, "enable"),
+			     on ? "1\n" : "0\n", O_TRUNC);
+}
+
+/*
+ * Remove eprobe @group/@name, disabling it first, whatever state a test
+ * left it in; 0 or an errno (ENOENT when there is none)
+ */
+static inline int ue_eprobe_remove(const char *group, const char *name)
+{
+	char cmd[256];
+
+	ue_eprobe_enable(group, name, false);
+	snprintf(cmd, sizeof(cmd), "-:%s/%s", group, name);
+
+	return ue_dyn(cmd);
+}
+
 #endif /* _USER_EVENTS_SELFTESTS_H */

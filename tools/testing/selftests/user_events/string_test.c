@@ -1,0 +1,615 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events fields the tracing core reads as NUL-terminated strings.
+ *
+ * The core takes any field whose type text has "char" with "__data_loc",
+ * "__rel_loc" or "[" for a string: char[N], unsigned char[N] and the four
+ * dynamic char arrays.  Filters (s ~ "*x*", s == "..."), histogram keys
+ * and eprobe fetches run strcmp(), glob_match(), strncpy() on them.  For
+ * each of these six field kinds, with the field in the middle and at the
+ * very end of the record, records without a NUL (fixed arrays), empty,
+ * unterminated or with their NUL not last (dynamic ones), or with a
+ * location outside the payload must fail with EFAULT while anything is
+ * attached, and reach no consumer: no ftrace record, no filter match, no
+ * hist entry, no eprobe record, no perf sample.  Valid records must show
+ * their value through each of them.  With nothing attached, writes are
+ * not checked.
+ *
+ * A struct tag that is not a string to the core ("struct charger") stays
+ * opaque bytes: no NUL needed, no string filter.  (Struct tags the core
+ * would take for a string are refused at registration: see dyn_test.)
+ */
+#include "user_events_selftests.h"
+
+#define PREFIX		"ue_str_"
+/* Events of the tests: the string field last, or followed by "u32 z" */
+#define EV_END		PREFIX "end"
+#define EV_MID		PREFIX "mid"
+#define EP_GROUP	"eprobes"
+#define EP_NAME		PREFIX "ep"
+#define COMMON_SIZE	8	/* common fields in front of the payload */
+#define Z_VALUE		0x7a	/* of the field after the string: "z" */
+#define RING_PAGES	8	/* perf ring buffer data pages */
+#define MIN_BUFFER_KB	64
+
+/* Where the location word of a dynamic field points */
+enum {
+	LOC_EXACT,	/* at the string bytes, with their length */
+	LOC_PAST,	/* the same, one byte longer than the payload */
+	LOC_HEADER,	/* into the common fields (__rel_loc: far past the end) */
+	LOC_FAR,	/* offset 0xfff0 */
+};
+
+/* One record: the bytes of the string field and whether it is valid */
+struct rec_case {
+	const char bytes[16];	/* fixed arrays use the first 8 */
+	unsigned int len;	/* dynamic: bytes written after the fields */
+	int loc;		/* dynamic: LOC_* */
+	bool ok;		/* recorded (else EFAULT) while attached */
+};
+
+#define FIXED_LEN	8
+
+/*
+ * char[8] and unsigned char[8].  The value the core sees is the text up
+ * to the first NUL: "ab\0xxxxx" does not match "*x*".
+ */
+static const struct rec_case fixed_cases[] = {
+	{ "x", 0, 0, true },
+	{ "abc", 0, 0, true },
+	{ "abcdefx", 0, 0, true },	/* 7 characters and the NUL */
+	{ "ab\0xxxxx", 0, 0, true },
+	{ "x\0yyyyyy", 0, 0, true },	/* a second "x" for the hist */
+	{ "", 0, 0, true },
+	{ "xxxxxxxx", 0, 0, false },	/* no NUL in the 8 bytes */
+	{ "abcdefgh", 0, 0, false },
+	{ "\x01\x02\x03\x04\x05\x06\x07\x08", 0, 0, false },
+};
+
+/* The dynamic arrays: non-empty, last byte NUL, inside the payload */
+static const struct rec_case dyn_cases[] = {
+	{ "x", 2, LOC_EXACT, true },
+	{ "abc", 4, LOC_EXACT, true },
+	{ "", 1, LOC_EXACT, true },
+	{ "ab\0x", 5, LOC_EXACT, true },	/* a NUL inside is fine */
+	{ "x\0", 3, LOC_EXACT, true },
+	{ "", 0, LOC_EXACT, false },		/* empty */
+	{ "abx", 3, LOC_EXACT, false },		/* no NUL */
+	{ "x\0yz", 4, LOC_EXACT, false },	/* NUL not last */
+	{ "ab\0x\0z", 6, LOC_EXACT, false },
+	{ "x", 2, LOC_PAST, false },
+	{ "x", 2, LOC_HEADER, false },
+	{ "x", 2, LOC_FAR, false },
+};
+
+FIXTURE(str) {
+	int fd;
+	__u32 idx[2];		/* write indexes of EV_END and EV_MID */
+	struct ue_perf_ring ring;
+};
+
+/* A field kind of the tests */
+struct str_kind {
+	const char *type;	/* as registered */
+	bool fixed;		/* char[8] or unsigned char[8] */
+	bool rel;		/* __rel_loc */
+	bool text;		/* signed char: ftrace prints it as text */
+};
+
+FIXTURE_VARIANT(str) {
+	struct str_kind kind;
+};
+
+FIXTURE_VARIANT_ADD(str, char_array) {
+	.kind = { .type = "char[8]", .fixed = true, .text = true },
+};
+
+FIXTURE_VARIANT_ADD(str, unsigned_char_array) {
+	.kind = { .type = "unsigned char[8]", .fixed = true },
+};
+
+FIXTURE_VARIANT_ADD(str, data_loc_char) {
+	.kind = { .type = "__data_loc char[]", .text = true },
+};
+
+FIXTURE_VARIANT_ADD(str, data_loc_unsigned_char) {
+	.kind = { .type = "__data_loc unsigned char[]" },
+};
+
+FIXTURE_VARIANT_ADD(str, rel_loc_char) {
+	.kind = { .type = "__rel_loc char[]", .rel = true, .text = true },
+};
+
+FIXTURE_VARIANT_ADD(str, rel_loc_unsigned_char) {
+	.kind = { .type = "__rel_loc unsigned char[]", .rel = true },
+};
+
+static const char * const ev_names[2] = { EV_END, EV_MID };
+
+/* Remove what a test attaches to the events, then the events */
+static void str_cleanup(void)
+{
+	int i;
+
+	ue_eprobe_remove(EP_GROUP, EP_NAME);
+	for (i = 0; i < 2; i++) {
+		ue_enable(NULL, ev_names[i], false);
+		ue_write_file(ue_event_file(NULL, ev_names[i], "filter"),
+			      "0\n", O_TRUNC);
+		ue_clear_triggers(ev_names[i]);
+	}
+	ue_cleanup_events(PREFIX);
+}
+
+FIXTURE_SETUP(str)
+{
+	char cmd[128];
+	struct user_reg reg;
+	int i;
+
+	self->fd = -1;
+	self->ring.fd = -1;
+	UE_SKIP_IF_UNAVAILABLE();
+
+	str_cleanup();
+	self->fd = ue_open_data();
+	ASSERT_NE(-1, self->fd);
+	for (i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof(cmd), "%s u32 n; %s s%s", ev_names[i],
+			 variant->kind.type, i ? "; u32 z" : "");
+		ASSERT_EQ(0, ue_reg(self->fd, cmd, &reg)) {
+			TH_LOG("cannot register \"%s\"", cmd);
+		}
+		self->idx[i] = reg.write_index;
+	}
+	ASSERT_EQ(0, ue_ensure_top_buffer_kb(MIN_BUFFER_KB));
+	ASSERT_EQ(0, ue_clear_trace(NULL));
+}
+
+FIXTURE_TEARDOWN(str)
+{
+	ue_perf_ring_close(&self->ring);
+	if (self->fd != -1)
+		close(self->fd);
+	str_cleanup();
+	ue_clear_trace(NULL);
+}
+
+static const struct rec_case *get_cases(const struct str_kind *v,
+					size_t *count)
+{
+	*count = v->fixed ? ARRAY_SIZE(fixed_cases) : ARRAY_SIZE(dyn_cases);
+
+	return v->fixed ? fixed_cases : dyn_cases;
+}
+
+/* Bytes of the string field a valid record holds (its value: up to NUL) */
+static unsigned int case_size(const struct str_kind *v,
+			      const struct rec_case *c)
+{
+	return v->fixed ? FIXED_LEN : c->len;
+}
+
+/*
+ * The payload of record @n of case @c: "u32 n; TYPE s" (@mid: followed by
+ * "u32 z"), the bytes of a dynamic field after all fixed fields
+ */
+static void build(const struct str_kind *v, bool mid,
+		  const struct rec_case *c, __u32 n, struct ue_payload *p)
+{
+	/* Record offsets: n at 8, s (or its location word) at 12 */
+	__u32 start = COMMON_SIZE + 8 + (mid ? 4 : 0), len = c->len, off;
+
+	p->len = 0;
+	UE_PUT(p, __u32, n);
+	if (v->fixed) {
+		ue_put(p, c->bytes, FIXED_LEN);
+	} else {
+		if (c->loc == LOC_PAST)
+			len++;
+		else if (c->loc == LOC_HEADER)
+			start = 2;
+		/* __rel_loc counts from the end of the location word */
+		off = v->rel ? start - (COMMON_SIZE + 8) : start;
+		if (c->loc == LOC_FAR)
+			off = 0xfff0;
+		UE_PUT(p, __u32, DYN_LOC(off & 0xffff, len));
+	}
+	if (mid)
+		UE_PUT(p, __u32, Z_VALUE);
+	if (!v->fixed)
+		ue_put(p, c->bytes, c->len);
+}
+
+/*
+ * Write every case to event @mid (EV_MID, else EV_END) @times times over.
+ * While anything is attached (@attached) the invalid ones must fail with
+ * EFAULT, else every write succeeds.
+ */
+static void emit_cases(struct __test_metadata *_metadata, int fd,
+		       const __u32 *idx, const struct str_kind *v, bool mid,
+		       bool attached, int times)
+{
+	const struct rec_case *cases;
+	struct ue_payload p;
+	size_t count, i;
+	ssize_t want;
+	int t;
+
+	cases = get_cases(v, &count);
+	for (t = 0; t < times; t++) {
+		for (i = 0; i < count; i++) {
+			build(v, mid, &cases[i], i + 1, &p);
+			want = 4 + p.len;
+			if (attached && !cases[i].ok)
+				want = -EFAULT;
+			ASSERT_EQ(want, ue_emit(fd, idx[mid], p.data, p.len)) {
+				TH_LOG("%s, case %zu, %s", v->type, i,
+				       mid ? "middle" : "end");
+			}
+		}
+	}
+}
+
+/*
+ * The filters: s ~ "*x*" is a substring search through all the bytes of
+ * the field (the core's strnstr(), over the field's size or the dynamic
+ * length), a NUL does not stop it; "*[x]*" is a real glob, which stops at
+ * the NUL; == compares the text.
+ */
+enum { MATCH_ALL, MATCH_MIDDLE_X, MATCH_GLOB_X, MATCH_EQ_ABC };
+
+static bool case_matches(const struct str_kind *v,
+			 const struct rec_case *c, int match)
+{
+	if (match == MATCH_MIDDLE_X)
+		return memchr(c->bytes, 'x', case_size(v, c));
+	if (match == MATCH_GLOB_X)
+		return strchr(c->bytes, 'x');
+	if (match == MATCH_EQ_ABC)
+		return !strcmp(c->bytes, "abc");
+
+	return true;
+}
+
+/* The value of field s of case @c as the event's output prints it */
+static void print_value(const struct str_kind *v,
+			const struct rec_case *c, char *out)
+{
+	unsigned int size = case_size(v, c), i;
+
+	if (v->text) {
+		sprintf(out, "%.*s", (int)strnlen(c->bytes, size), c->bytes);
+		return;
+	}
+	for (i = 0; i < size; i++)
+		out += sprintf(out, i ? " %02x" : "%02x", (__u8)c->bytes[i]);
+}
+
+/* The trace lines of the valid cases that @match lets through */
+static char *expected_trace(const struct str_kind *v, bool mid,
+			    int match)
+{
+	const struct rec_case *cases = NULL;
+	char *out = calloc(1, 4096), value[64];
+	size_t count, i, len = 0;
+
+	if (!out)
+		return NULL;
+	cases = get_cases(v, &count);
+	for (i = 0; i < count; i++) {
+		if (!cases[i].ok || !case_matches(v, &cases[i], match))
+			continue;
+		print_value(v, &cases[i], value);
+		len += sprintf(out + len, "n=%zu s=%s", i + 1, value);
+		if (mid)
+			len += sprintf(out + len, " z=%u", Z_VALUE);
+		len += sprintf(out + len, "\n");
+	}
+
+	return out;
+}
+
+/* The trace of event @name holds exactly @want; frees @want */
+#define ASSERT_TRACE_IS(name, want) do {				\
+	char *__want = (want);						\
+	char *__got = ue_trace_collect(NULL, name);			\
+									\
+	ASSERT_NE(NULL, __want);					\
+	ASSERT_NE(NULL, __got);						\
+	EXPECT_STREQ(__want, __got);					\
+	free(__got);							\
+	free(__want);							\
+} while (0)
+
+/* Records reach the trace buffer only when valid */
+TEST_F(str, ftrace)
+{
+	const struct str_kind *k = &variant->kind;
+	int mid;
+
+	for (mid = 0; mid < 2; mid++) {
+		ASSERT_EQ(0, ue_enable(NULL, ev_names[mid], true));
+		emit_cases(_metadata, self->fd, self->idx, k, mid, true, 1);
+		ASSERT_TRACE_IS(ev_names[mid],
+				expected_trace(k, mid, MATCH_ALL));
+	}
+}
+
+/* A filter on the string: substring, glob and equality */
+TEST_F(str, filter)
+{
+	static const char * const filters[] = {
+		[MATCH_MIDDLE_X] = "s ~ \"*x*\"\n",
+		[MATCH_GLOB_X] = "s ~ \"*[x]*\"\n",
+		[MATCH_EQ_ABC] = "s == \"abc\"\n",
+	};
+	const struct str_kind *k = &variant->kind;
+	const char *file;
+	int mid, match;
+
+	for (mid = 0; mid < 2; mid++) {
+		file = ue_event_file(NULL, ev_names[mid], "filter");
+		ASSERT_EQ(0, ue_enable(NULL, ev_names[mid], true));
+		for (match = MATCH_MIDDLE_X; match <= MATCH_EQ_ABC; match++) {
+			ASSERT_EQ(0, ue_write_file(file, filters[match],
+						   O_TRUNC));
+			ASSERT_EQ(0, ue_clear_trace(NULL));
+			emit_cases(_metadata, self->fd, self->idx, k, mid, true, 1);
+			ASSERT_TRACE_IS(ev_names[mid],
+					expected_trace(k, mid, match));
+		}
+	}
+}
+
+/*
+ * Hit count of key @value in the histogram @text: 0 when it is not
+ * there, -1 when a key line cannot be read.  Key lines are
+ * "{ s: VALUE<blanks> } hitcount: N".
+ */
+static long hist_hits(const char *text, const char *value)
+{
+	const char *line, *key, *end;
+	long hits;
+	size_t len;
+
+	for (line = strstr(text, "{ s: "); line;
+	     line = strstr(line + 1, "{ s: ")) {
+		key = line + 5;
+		end = strchr(key, '}');
+		if (!end)
+			return -1;
+		len = end - key;
+		while (len && key[len - 1] == ' ')
+			len--;
+		if (len != strlen(value) || strncmp(key, value, len))
+			continue;
+		if (sscanf(end, "} hitcount: %ld", &hits) != 1)
+			return -1;
+		return hits;
+	}
+
+	return 0;
+}
+
+/* A histogram keyed on the string counts the valid records only */
+TEST_F(str, hist)
+{
+	const struct str_kind *k = &variant->kind;
+	const struct rec_case *cases;
+	long entries, hits, want;
+	size_t count, i, j;
+	char *text, *p;
+	int mid;
+
+	cases = get_cases(k, &count);
+	for (mid = 0; mid < 2; mid++) {
+		ASSERT_EQ(0, ue_write_file(ue_event_file(NULL, ev_names[mid],
+							 "trigger"),
+					   "hist:keys=s\n", O_APPEND));
+		emit_cases(_metadata, self->fd, self->idx, k, mid, true, 2);
+
+		text = ue_read_file(ue_event_file(NULL, ev_names[mid], "hist"));
+		ASSERT_NE(NULL, text);
+		entries = 0;
+		for (i = 0; i < count; i++) {
+			if (!cases[i].ok)
+				continue;
+			/* Each value counted once, for all its cases */
+			for (j = 0; j < i; j++) {
+				if (cases[j].ok &&
+				    !strcmp(cases[j].bytes, cases[i].bytes))
+					break;
+			}
+			if (j < i)
+				continue;
+			entries++;
+			for (want = 0, j = 0; j < count; j++)
+				want += cases[j].ok &&
+					!strcmp(cases[j].bytes, cases[i].bytes);
+			EXPECT_EQ(2 * want, hist_hits(text, cases[i].bytes)) {
+				TH_LOG("key \"%s\" in:\n%s", cases[i].bytes,
+				       text);
+			}
+		}
+		p = strstr(text, "Entries: ");
+		ASSERT_NE(NULL, p);
+		EXPECT_EQ(entries, atol(p + 9)) {
+			TH_LOG("%s", text);
+		}
+		p = strstr(text, "Hits: ");
+		ASSERT_NE(NULL, p);
+		for (hits = 0, i = 0; i < count; i++)
+			hits += 2 * cases[i].ok;
+		EXPECT_EQ(hits, atol(p + 6)) {
+			TH_LOG("%s", text);
+		}
+		free(text);
+
+		/* Not enabled: nothing in the trace buffer */
+		ASSERT_TRACE_IS(ev_names[mid], strdup(""));
+		ASSERT_EQ(0, ue_clear_triggers(ev_names[mid]));
+	}
+}
+
+/* Drop " s=..." from every line of @text, in place */
+static void drop_values(char *text)
+{
+	char *line, *cut, *end, *out = text;
+
+	for (line = text; *line; line = end) {
+		end = strchr(line, '\n');
+		end = end ? end + 1 : line + strlen(line);
+		cut = strstr(line, " s=");
+		if (!cut || cut > end)
+			cut = end;
+		memmove(out, line, cut - line);
+		out += cut - line;
+		if (cut != end)
+			*out++ = '\n';
+	}
+	*out = '\0';
+}
+
+/*
+ * An eprobe fetching the string: the valid records only, with their
+ * values.  The 6.1 eprobe fetches a __rel_loc string from its location
+ * word plus the offset, 4 bytes short of where it is (get_event_field(),
+ * FILTER_RDYN_STRING): still inside the record, as checked, but the
+ * wrong bytes; for those only the records are compared, not s.
+ */
+TEST_F(str, eprobe)
+{
+	const struct str_kind *k = &variant->kind;
+	const struct rec_case *cases;
+	char cmd[256], *want, *got;
+	size_t count, i, len;
+	int mid;
+
+	cases = get_cases(k, &count);
+	for (mid = 0; mid < 2; mid++) {
+		snprintf(cmd, sizeof(cmd),
+			 "e:%s/%s %s/%s n=$n:u32 s=$s:string", EP_GROUP,
+			 EP_NAME, USER_EVENTS_SYSTEM, ev_names[mid]);
+		ASSERT_EQ(0, ue_dyn(cmd));
+		ASSERT_EQ(0, ue_eprobe_enable(EP_GROUP, EP_NAME, true));
+		emit_cases(_metadata, self->fd, self->idx, k, mid, true, 1);
+
+		want = calloc(1, 4096);
+		ASSERT_NE(NULL, want);
+		for (len = 0, i = 0; i < count; i++) {
+			if (cases[i].ok)
+				len += sprintf(want + len,
+					       "(%s.%s) n=%zu s=\"%s\"\n",
+					       USER_EVENTS_SYSTEM, ev_names[mid],
+					       i + 1, cases[i].bytes);
+		}
+		got = ue_trace_collect(NULL, EP_NAME);
+		ASSERT_NE(NULL, got);
+		if (k->rel) {
+			drop_values(want);
+			drop_values(got);
+		}
+		EXPECT_STREQ(want, got);
+		free(want);
+		free(got);
+		/* The user event itself is not enabled */
+		ASSERT_TRACE_IS(ev_names[mid], strdup(""));
+
+		ASSERT_EQ(0, ue_eprobe_remove(EP_GROUP, EP_NAME));
+		ASSERT_EQ(0, ue_clear_trace(NULL));
+	}
+}
+
+/* perf gets a sample for each valid record, none for the others */
+TEST_F(str, perf)
+{
+	const struct str_kind *k = &variant->kind;
+	const struct rec_case *cases;
+	__u8 raw[256];
+	size_t count, i;
+	int mid, nth, id;
+	__u32 n;
+
+	cases = get_cases(k, &count);
+	for (mid = 0; mid < 2; mid++) {
+		id = ue_event_id(ev_names[mid]);
+		ASSERT_LT(0, id);
+		ASSERT_EQ(0, ue_perf_ring_open(&self->ring, id, RING_PAGES));
+		emit_cases(_metadata, self->fd, self->idx, k, mid, true, 1);
+
+		/* The samples, in order: their n fields */
+		for (nth = 0, i = 0; i < count; i++) {
+			if (!cases[i].ok)
+				continue;
+			ASSERT_LT(COMMON_SIZE + 4,
+				  ue_perf_raw_sample(&self->ring, nth++, raw,
+						     sizeof(raw)));
+			memcpy(&n, raw + COMMON_SIZE, sizeof(n));
+			EXPECT_EQ(i + 1, n);
+		}
+		EXPECT_EQ(-1, ue_perf_raw_sample(&self->ring, nth, raw,
+						 sizeof(raw)));
+		ue_perf_ring_close(&self->ring);
+	}
+}
+
+/* Nothing attached: no check beyond the index and the fixed size */
+TEST_F(str, unattached)
+{
+	const struct str_kind *k = &variant->kind;
+	int mid;
+
+	for (mid = 0; mid < 2; mid++)
+		emit_cases(_metadata, self->fd, self->idx, k, mid, false, 1);
+	ASSERT_TRACE_IS(EV_END, strdup(""));
+	ASSERT_TRACE_IS(EV_MID, strdup(""));
+}
+
+/*
+ * A struct whose tag has "char" in it but is no string to the core: its
+ * bytes need no NUL and no string filter applies to it.
+ */
+FIXTURE(tag) {
+	int fd;
+};
+
+FIXTURE_SETUP(tag)
+{
+	self->fd = -1;
+	UE_SKIP_IF_UNAVAILABLE();
+
+	ue_cleanup_events(PREFIX);
+	self->fd = ue_open_data();
+	ASSERT_NE(-1, self->fd);
+	ASSERT_EQ(0, ue_clear_trace(NULL));
+}
+
+FIXTURE_TEARDOWN(tag)
+{
+	if (self->fd != -1)
+		close(self->fd);
+	ue_cleanup_events(PREFIX);
+	ue_clear_trace(NULL);
+}
+
+TEST_F(tag, opaque_struct)
+{
+	const char *name = PREFIX "tag";
+	const char *filter = ue_event_file(NULL, name, "filter");
+	struct user_reg reg;
+	__u32 idx;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "tag struct charger c 4; "
+			    "struct __data_loc_Char d 4", &reg));
+	idx = reg.write_index;
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+
+	ASSERT_EQ(EINVAL, ue_write_file(filter, "c ~ \"*a*\"\n", O_TRUNC));
+	ASSERT_EQ(EINVAL, ue_write_file(filter, "d == \"abcd\"\n", O_TRUNC));
+
+	ASSERT_EQ(12, ue_emit(self->fd, idx, "abcdefgh", 8));
+	ASSERT_TRACE_IS(name, strdup("c=61 62 63 64 d=65 66 67 68\n"));
+}
+
+TEST_HARNESS_MAIN
