@@ -12,7 +12,17 @@
  *   event's enable file (EACCES); others still get EACCES;
  * - in every case the status page mapping cannot be made writable or
  *   executable (mprotect: EACCES), not even an inherited one, and the
- *   page holds nothing but the bytes of registered events.
+ *   page holds nothing but the bytes of registered events;
+ * - registering and deleting need a user_events_data fd open for writing:
+ *   on a read-only one, root's or a member's that was only given read
+ *   access, both ioctls fail with EBADF and change nothing;
+ * - a member registers events although it cannot search the events
+ *   directories: the event's directories appear, owned by root, at the
+ *   top level and in a trace instance;
+ * - a member may delete an event that no trace buffer recorded (never
+ *   enabled in ftrace, or only used by perf), but not one a buffer
+ *   recorded, since deleting it clears that buffer: EPERM, and root's
+ *   records stay; ENOENT and EBUSY come first.
  *
  * The owner and mode of every file or directory changed are restored at
  * the end, also when a check fails.
@@ -26,6 +36,14 @@
 #define PREFIX		"ue_perm_"
 #define CHILD_EVENT	PREFIX "child"
 #define SCRATCH		PREFIX "scratch"
+#define INSTANCE	PREFIX "inst"
+/* Events of the read-only and delete tests */
+#define RO_EVENT	PREFIX "ro"
+#define RECORDED	PREFIX "recorded"
+#define OTHER		PREFIX "other"
+#define UNRECORDED	PREFIX "unrecorded"
+#define PERF_ONLY	PREFIX "perf_only"
+#define MINE		PREFIX "mine"
 #define NOBODY		65534
 #define TEST_GID	65533
 #define MAX_SAVED	8
@@ -128,6 +146,7 @@ FIXTURE_SETUP(perm)
 	self->status_fd = -1;
 	UE_SKIP_IF_UNAVAILABLE();
 
+	ue_instance_remove(INSTANCE);
 	ue_cleanup_events(PREFIX);
 	ASSERT_EQ(0, ue_status_counts(&self->active0, &busy, &max));
 	ASSERT_EQ(0, ue_open_status_page(&self->status_fd, &self->status));
@@ -137,6 +156,7 @@ FIXTURE_TEARDOWN(perm)
 {
 	restore_attrs(&self->attrs);
 	ue_close_status_page(self->status_fd, self->status);
+	ue_instance_remove(INSTANCE);
 	ue_enable(NULL, CHILD_EVENT, false);
 	ue_cleanup_events(PREFIX);
 	/* By name: it may lack its directory, which ue_cleanup_events() uses */
@@ -476,6 +496,355 @@ TEST_F(perm, group_member)
 	/* The child's exit closed its fd: root can delete its event */
 	ASSERT_EQ(0, ue_enable(NULL, CHILD_EVENT, false));
 	ASSERT_EQ(0, ue_del(CHILD_EVENT));
+}
+
+/*
+ * DIAG_IOCSREG of @cmd on @fd fails with @err and stores no index; 0 if
+ * so, else what it did: -1 for a success, or its errno
+ */
+static int reg_fails(int fd, const char *cmd, int err)
+{
+	struct user_reg reg = {
+		.size = sizeof(reg),
+		.name_args = (__u64)(uintptr_t)cmd,
+		.status_index = 0xaaaa,
+		.write_index = 0xbbbb,
+	};
+
+	if (ioctl(fd, DIAG_IOCSREG, &reg) != -1)
+		return -1;
+	if (errno != err)
+		return errno;
+	if (reg.status_index != 0xaaaa || reg.write_index != 0xbbbb)
+		return -1;
+
+	return 0;
+}
+
+/* DIAG_IOCSDEL of @name on @fd: 0 or errno */
+static int del_on(int fd, const char *name)
+{
+	return ioctl(fd, DIAG_IOCSDEL, name) == -1 ? errno : 0;
+}
+
+/* The child's side of a step the parent takes for it: ask, then wait */
+static int child_ask_parent(struct child_ctx *ctx, __u32 step)
+{
+	char go;
+
+	if (write(ctx->c2p[1], &step, 4) != 4 ||
+	    read(ctx->p2c[0], &go, 1) != 1)
+		return -1;
+
+	return 0;
+}
+
+/* Root's user_events_data opened read-only: no registering, no deleting */
+TEST_F(perm, root_readonly_fd)
+{
+	int ro, wo, active, busy, max;
+	struct user_reg reg;
+	__u32 v = 5;
+
+	ASSERT_EQ(0, ue_dyn("u:" RO_EVENT " u32 v"));
+	ro = ue_open("user_events_data", O_RDONLY);
+	ASSERT_NE(-1, ro);
+
+	/* A new event or an existing one: EBADF, no index stored */
+	ASSERT_EQ(0, reg_fails(ro, PREFIX "ro_new u32 v", EBADF));
+	ASSERT_EQ(0, reg_fails(ro, RO_EVENT " u32 v", EBADF));
+	ASSERT_FALSE(ue_event_exists(PREFIX "ro_new"));
+	ASSERT_EQ(EBADF, del_on(ro, RO_EVENT));
+	ASSERT_EQ(EBADF, del_on(ro, PREFIX "no_such_event"));
+	ASSERT_TRUE(ue_event_exists(RO_EVENT));
+	ASSERT_EQ(-EBADF, ue_emit(ro, 0, &v, sizeof(v)));
+	ASSERT_EQ(0, ue_status_counts(&active, &busy, &max));
+	ASSERT_EQ(self->active0 + 1, active);
+	close(ro);
+	ue_msg("read-only fd: DIAG_IOCSREG and DIAG_IOCSDEL fail with EBADF\n");
+
+	/* Write-only is enough, like read-write */
+	wo = ue_open("user_events_data", O_WRONLY);
+	ASSERT_NE(-1, wo);
+	ASSERT_EQ(0, ue_reg(wo, PREFIX "wo u32 v", &reg));
+	ASSERT_EQ(0, reg.write_index);
+	ASSERT_NE(0, reg.status_index);
+	ASSERT_EQ(0, ue_reg(wo, RO_EVENT " u32 v", &reg));
+	ASSERT_EQ(1, reg.write_index);
+	ASSERT_EQ(8, ue_emit(wo, 1, &v, sizeof(v)));
+	/* Held by the fd itself */
+	ASSERT_EQ(EBUSY, del_on(wo, RO_EVENT));
+	close(wo);
+	wo = ue_open("user_events_data", O_WRONLY);
+	ASSERT_NE(-1, wo);
+	ASSERT_EQ(0, del_on(wo, RO_EVENT));
+	ASSERT_EQ(0, del_on(wo, PREFIX "wo"));
+	close(wo);
+	ue_msg("write-only fd: registers, writes and deletes\n");
+}
+
+/* A member that was only given read access to user_events_data */
+static int child_readonly(struct child_ctx *ctx)
+{
+	int fd, bad = 0;
+	__u32 v = 5;
+
+	child_open("user_events_data", O_RDWR, EACCES, &bad);
+	child_open("user_events_data", O_WRONLY, EACCES, &bad);
+	fd = child_open("user_events_data", O_RDONLY, 0, &bad);
+	if (bad)
+		return child_fail(1, "user_events_data is not read-only for it");
+
+	bad = reg_fails(fd, PREFIX "ro_new u32 v", EBADF);
+	if (bad)
+		return child_fail(2, "register on a read-only fd: %s",
+				  bad == -1 ? "done" : strerror(bad));
+	bad = reg_fails(fd, RO_EVENT " u32 v", EBADF);
+	if (bad)
+		return child_fail(3, "register %s on a read-only fd: %s",
+				  RO_EVENT, bad == -1 ? "done" : strerror(bad));
+	bad = del_on(fd, RO_EVENT);
+	if (bad != EBADF)
+		return child_fail(4, "delete %s on a read-only fd: %s",
+				  RO_EVENT, strerror(bad));
+	if (ue_emit(fd, 0, &v, sizeof(v)) != -EBADF)
+		return child_fail(5, "write on a read-only fd: %s",
+				  strerror(errno));
+	close(fd);
+
+	return 0;
+}
+
+TEST_F(perm, member_readonly_fd)
+{
+	struct child_ctx ctx;
+	int active, busy, max;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ASSERT_EQ(0, ue_dyn("u:" RO_EVENT " u32 v"));
+	ASSERT_EQ(0, grant_dirs(&self->attrs));
+	ASSERT_EQ(0, grant(&self->attrs, ue_path("user_events_data"), 0040));
+	ctx.inherited = self->status;
+
+	ASSERT_EQ(0, run_as_nobody(true, child_readonly, &ctx, NULL));
+	ASSERT_TRUE(ue_event_exists(RO_EVENT));
+	ASSERT_FALSE(ue_event_exists(PREFIX "ro_new"));
+	ASSERT_EQ(0, ue_status_counts(&active, &busy, &max));
+	ASSERT_EQ(self->active0 + 1, active);
+	/* No reference was left behind */
+	ASSERT_EQ(0, ue_del(RO_EVENT));
+	ue_msg("group %d member with read access: EBADF, nothing changed\n",
+	       TEST_GID);
+}
+
+/* A member registers an event in directories it cannot search */
+static int child_creates_dirs(struct child_ctx *ctx)
+{
+	struct user_reg reg;
+	struct stat st;
+	int fd, bad = 0;
+
+	if (stat(ue_path("events/" USER_EVENTS_SYSTEM), &st) != -1 ||
+	    errno != EACCES)
+		return child_fail(1, "stat of the events directory: %s",
+				  strerror(errno));
+	fd = child_open("user_events_data", O_RDWR, 0, &bad);
+	if (bad)
+		return child_fail(2, "cannot open user_events_data");
+	bad = ue_reg(fd, MINE " u32 v", &reg);
+	if (bad)
+		return child_fail(3, "register %s: %s", MINE, strerror(bad));
+	close(fd);
+
+	return 0;
+}
+
+TEST_F(perm, member_creates_dirs)
+{
+	static const char * const where[] = { NULL, INSTANCE };
+	struct stat st, ref;
+	struct child_ctx ctx;
+	char rel[256];
+	int i;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ASSERT_EQ(0, grant_dirs(&self->attrs));
+	ASSERT_EQ(0, grant(&self->attrs, ue_path("user_events_data"), 0060));
+	ASSERT_EQ(0, ue_instance_create(INSTANCE));
+	/* A directory root made, to compare with */
+	ASSERT_EQ(0, ue_dyn("u:" UNRECORDED " u32 v"));
+	ctx.inherited = self->status;
+
+	ASSERT_EQ(0, run_as_nobody(true, child_creates_dirs, &ctx, NULL));
+	for (i = 0; i < 2; i++) {
+		const char *inst = where[i];
+
+		snprintf(rel, sizeof(rel), "%s", ue_event_file(inst, MINE, ""));
+		ASSERT_EQ(0, stat(ue_path(rel), &st)) {
+			TH_LOG("%s: %s", rel, strerror(errno));
+		}
+		ASSERT_EQ(0, stat(ue_path(ue_event_file(inst, UNRECORDED, "")),
+				  &ref));
+		ASSERT_TRUE(S_ISDIR(st.st_mode));
+		ASSERT_EQ(0, st.st_uid);
+		ASSERT_EQ(0, st.st_gid);
+		ASSERT_EQ(ref.st_mode, st.st_mode);
+		ASSERT_EQ(0, stat(ue_path(ue_event_file(inst, MINE, "enable")),
+				  &st));
+		ASSERT_EQ(0, st.st_uid);
+		ASSERT_EQ(0, st.st_gid);
+	}
+	ue_msg("group %d member, no search access: its event directories made, owned by root\n",
+	       TEST_GID);
+	ASSERT_EQ(0, ue_del(MINE));
+	ASSERT_EQ(0, ue_del(UNRECORDED));
+}
+
+/* Delete events as a member; the parent disables RECORDED at step 1 */
+static int child_delete(struct child_ctx *ctx)
+{
+	struct user_reg reg;
+	int fd, fd2, ret, bad = 0;
+
+	fd = child_open("user_events_data", O_RDWR, 0, &bad);
+	if (bad)
+		return child_fail(1, "cannot open user_events_data");
+	ret = del_on(fd, PREFIX "no_such_event");
+	if (ret != ENOENT)
+		return child_fail(2, "delete of no event: %s", strerror(ret));
+	/* In use (enabled) comes before recorded */
+	ret = del_on(fd, RECORDED);
+	if (ret != EBUSY)
+		return child_fail(3, "delete of an enabled event: %s",
+				  strerror(ret));
+	if (child_ask_parent(ctx, 1))
+		return child_fail(4, "pipe");
+	ret = del_on(fd, RECORDED);
+	if (ret != EPERM)
+		return child_fail(5, "delete of a recorded event: %s",
+				  strerror(ret));
+
+	/* Held by its own fd: in use again */
+	fd2 = child_open("user_events_data", O_RDWR, 0, &bad);
+	if (bad || ue_reg(fd2, RECORDED " u32 v", &reg))
+		return child_fail(6, "cannot register %s", RECORDED);
+	ret = del_on(fd, RECORDED);
+	if (ret != EBUSY)
+		return child_fail(7, "delete of a held recorded event: %s",
+				  strerror(ret));
+	close(fd2);
+	ret = del_on(fd, RECORDED);
+	if (ret != EPERM)
+		return child_fail(8, "delete of a recorded event: %s",
+				  strerror(ret));
+
+	/* Never in a trace buffer: its own, root's, perf's */
+	fd2 = child_open("user_events_data", O_RDWR, 0, &bad);
+	if (bad || ue_reg(fd2, MINE " u32 v", &reg))
+		return child_fail(9, "cannot register %s", MINE);
+	close(fd2);
+	ret = del_on(fd, MINE);
+	if (ret)
+		return child_fail(10, "delete of its event: %s", strerror(ret));
+	ret = del_on(fd, UNRECORDED);
+	if (ret)
+		return child_fail(11, "delete of an event never enabled: %s",
+				  strerror(ret));
+	ret = del_on(fd, PERF_ONLY);
+	if (ret)
+		return child_fail(12, "delete of an event used by perf: %s",
+				  strerror(ret));
+	close(fd);
+
+	return 0;
+}
+
+/* The parent's side of child_delete(): disable RECORDED when asked */
+static void disable_for_child(struct child_ctx *ctx)
+{
+	__u32 step;
+	char go = 1;
+
+	if (read(ctx->c2p[0], &step, 4) != 4)
+		return;
+	errno = ue_enable(INSTANCE, RECORDED, false);
+	if (errno)
+		fprintf(stderr, "# cannot disable %s: %s\n", RECORDED,
+			strerror(errno));
+	if (write(ctx->p2c[1], &go, 1) != 1)
+		fprintf(stderr, "# pipe to the child: %s\n", strerror(errno));
+}
+
+TEST_F(perm, member_delete_recorded)
+{
+	static const char * const names[] = {
+		RECORDED, OTHER, UNRECORDED, PERF_ONLY,
+	};
+	static const char * const files[] = {
+		"user_events_data", "user_events_status",
+	};
+	struct user_reg reg[2];
+	struct child_ctx ctx;
+	int i, fd, perf;
+	char cmd[64];
+	char *text;
+	__u32 v;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ASSERT_EQ(0, grant_dirs(&self->attrs));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, grant(&self->attrs, ue_path(files[i]), 0060));
+	ASSERT_EQ(0, ue_instance_create(INSTANCE));
+	for (i = 0; i < 4; i++) {
+		snprintf(cmd, sizeof(cmd), "u:%s u32 v", names[i]);
+		ASSERT_EQ(0, ue_dyn(cmd));
+	}
+
+	/* Root records RECORDED and OTHER in its instance */
+	ASSERT_EQ(0, ue_enable(INSTANCE, RECORDED, true));
+	ASSERT_EQ(0, ue_enable(INSTANCE, OTHER, true));
+	fd = ue_open_data();
+	ASSERT_NE(-1, fd);
+	ASSERT_EQ(0, ue_reg(fd, RECORDED " u32 v", &reg[0]));
+	ASSERT_EQ(0, ue_reg(fd, OTHER " u32 v", &reg[1]));
+	v = 1;
+	ASSERT_EQ(8, ue_emit(fd, reg[0].write_index, &v, sizeof(v)));
+	v = 2;
+	ASSERT_EQ(8, ue_emit(fd, reg[1].write_index, &v, sizeof(v)));
+	close(fd);
+	ASSERT_EQ(0, ue_enable(INSTANCE, OTHER, false));
+
+	/* PERF_ONLY is attached to perf, and detached again */
+	perf = ue_perf_open(ue_event_id(PERF_ONLY), 0, -1);
+	ASSERT_NE(-1, perf);
+	close(perf);
+
+	ctx.inherited = self->status;
+	ASSERT_EQ(0, run_as_nobody(true, child_delete, &ctx,
+				   disable_for_child));
+	ue_msg("group %d member: ENOENT, EBUSY, then EPERM for a recorded event\n",
+	       TEST_GID);
+	ue_msg("group %d member: deleted events never enabled in ftrace\n",
+	       TEST_GID);
+
+	/* RECORDED stays, and so does every record of the instance */
+	ASSERT_TRUE(ue_event_exists(RECORDED));
+	ASSERT_FALSE(ue_event_exists(UNRECORDED));
+	ASSERT_FALSE(ue_event_exists(PERF_ONLY));
+	ASSERT_FALSE(ue_event_exists(MINE));
+	text = ue_trace_collect(INSTANCE, RECORDED);
+	ASSERT_NE(NULL, text);
+	ASSERT_STREQ("v=1\n", text);
+	free(text);
+	text = ue_trace_collect(INSTANCE, OTHER);
+	ASSERT_NE(NULL, text);
+	ASSERT_STREQ("v=2\n", text);
+	free(text);
+
+	/* Root may delete it, clearing the buffers that recorded it */
+	ASSERT_EQ(0, ue_del(RECORDED));
+	ASSERT_EQ(0, ue_dyn("!u:" OTHER));
+	ue_msg("root's records stayed; root deleted the recorded event\n");
 }
 
 TEST_HARNESS_MAIN

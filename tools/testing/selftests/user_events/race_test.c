@@ -12,13 +12,12 @@
  *   fd can be deleted once the last write is over;
  * - disabling (ftrace, top level and instance) while writing;
  * - closing perf events while writing;
- * - opening the enable, filter and trigger files of an event while it is
- *   created and deleted;
+ * - opening, reading and writing the files of an event (format, enable,
+ *   filter, trigger, hist, id) while it is created and deleted;
  * - registering new events on an fd (its table of write indexes grows)
  *   while other threads write through it.
  *
  * UE_RACE_SECONDS sets how long each race runs (default 6).
- * UE_OPEN_DELETE=1 runs the race of open() with deletion, see below.
  */
 #include <pthread.h>
 #include <linux/perf_event.h>
@@ -615,43 +614,83 @@ TEST_F_TIMEOUT(race, perf_close_vs_write, 120)
 }
 
 /*
- * Open the files of an event while it is created and deleted again: the
- * opens succeed or fail with ENOENT or ENODEV, writes to an open enable
- * file succeed or fail with ENODEV once the event is gone.
+ * Open, read and write the files of an event while it is created and
+ * deleted again.  The event's directory may vanish at any point:
+ *
+ * - open() succeeds, or fails with ENOENT (the path is gone) or ENODEV
+ *   (the file was looked up before the event was removed);
+ * - read() and write() of an open file succeed, or fail with ENODEV once
+ *   the event is gone; a bad trigger command gets EINVAL while it exists;
+ * - the open files never keep the event: every delete succeeds, as the
+ *   writes (disable, clear the filter) attach nothing to it.
  *
  * Linux 6.1.192 (Debian's linux-source-6.1 6.1.192-2, which this series
- * applies to) has a use-after-free there, for every kind of dynamic event:
- * tracing_open_file_tr() dereferences the trace_event_file of the inode
- * without holding a reference while the event is removed (KASAN report,
- * or "WARNING ... __trace_array_put" and corrupted state that makes later
- * tests fail).  So this one only runs with UE_OPEN_DELETE=1.
+ * applies to) had use-after-frees there, for every kind of dynamic event:
+ * tracing_open_file_tr() dereferenced the trace_event_file of the inode
+ * without a reference while the event was removed, and format and
+ * trigger used the freed event through a file opened before; the first
+ * patch of the series fixes them.
  */
 
 #define OV		PREFIX "ov"
 
+struct ov_file {
+	const char *name;
+	int flags;
+	const char *write;	/* written after a read, if not NULL */
+	int write_err;		/* what the write gets while the event exists */
+};
+
+static const struct ov_file ov_files[] = {
+	{ "format", O_RDONLY, NULL, 0 },
+	{ "enable", O_RDWR, "0\n", 0 },
+	{ "filter", O_RDWR, "0\n", 0 },
+	{ "trigger", O_RDWR, "no_such_trigger\n", EINVAL },
+	{ "hist", O_RDONLY, NULL, 0 },
+	{ "id", O_RDONLY, NULL, 0 },
+};
+
+/* r->count: opened, open refused, read, read ENODEV, written, write ENODEV */
 static void *open_thread(void *data)
 {
-	static const char * const files[] = { "enable", "filter", "trigger" };
 	struct race *r = data;
+	const struct ov_file *f;
 	unsigned int n = 0;
-	int fd;
+	char buf[4096];
+	int fd, err;
+	ssize_t len;
 
 	while (running(r)) {
-		const char *file = files[n++ % 3];
-
-		fd = ue_open(ue_event_file(NULL, OV, file), O_WRONLY);
+		f = &ov_files[n++ % ARRAY_SIZE(ov_files)];
+		fd = ue_open(ue_event_file(NULL, OV, f->name), f->flags);
 		if (fd == -1) {
 			if (errno != ENOENT && errno != ENODEV)
-				ue_fail(&r->errs, "open %s: %s", file,
+				ue_fail(&r->errs, "open %s: %s", f->name,
 					strerror(errno));
 			__atomic_add_fetch(&r->count[1], 1, __ATOMIC_RELAXED);
 			continue;
 		}
 		__atomic_add_fetch(&r->count[0], 1, __ATOMIC_RELAXED);
-		/* Disabling is always fine, and keeps it deletable */
-		if (n % 3 == 1 && write(fd, "0\n", 2) != 2 && errno != ENODEV)
-			ue_fail(&r->errs, "write 0 to enable: %s",
+
+		len = read(fd, buf, sizeof(buf));
+		if (len == -1 && errno != ENODEV)
+			ue_fail(&r->errs, "read %s: %s", f->name,
 				strerror(errno));
+		__atomic_add_fetch(&r->count[len == -1 ? 3 : 2], 1,
+				   __ATOMIC_RELAXED);
+
+		if (f->write) {
+			len = write(fd, f->write, strlen(f->write));
+			err = len == -1 ? errno : 0;
+			if (err != ENODEV && err != f->write_err)
+				ue_fail(&r->errs, "write %s: %s", f->name,
+					strerror(err));
+			else if (!err && len != (ssize_t)strlen(f->write))
+				ue_fail(&r->errs, "write %s: %zd bytes",
+					f->name, len);
+			__atomic_add_fetch(&r->count[err == ENODEV ? 5 : 4], 1,
+					   __ATOMIC_RELAXED);
+		}
 		close(fd);
 	}
 
@@ -664,14 +703,12 @@ TEST_F_TIMEOUT(race, open_vs_delete, 120)
 	long cycles = 0;
 	int ret;
 
-	if (ue_env_long("UE_OPEN_DELETE", 0) != 1)
-		SKIP(return, "use-after-free in the base, UE_OPEN_DELETE=1 runs it");
 	ASSERT_EQ(0, ue_thread_start(&r->threads, open_thread, r));
 	ASSERT_EQ(0, ue_thread_start(&r->threads, open_thread, r));
 	while (running(r)) {
 		ASSERT_EQ(0, ue_dyn("u:" OV " u32 a"));
 		ret = cycles & 1 ? ue_dyn("!u:" OV) : ue_del(OV);
-		ASSERT_TRUE(ret == 0 || ret == EBUSY) {
+		ASSERT_EQ(0, ret) {
 			TH_LOG("delete: %s", strerror(ret));
 		}
 		cycles++;
@@ -680,8 +717,11 @@ TEST_F_TIMEOUT(race, open_vs_delete, 120)
 
 	ue_msg("%ld create/delete cycles; %ld opens of its files, %ld refused\n",
 	       cycles, r->count[0], r->count[1]);
+	ue_msg("reads: %ld, %ld ENODEV; writes: %ld, %ld ENODEV\n",
+	       r->count[2], r->count[3], r->count[4], r->count[5]);
 	ue_errors_report(_metadata, &r->errs);
 	ASSERT_EQ(0, r->errs.count);
+	ASSERT_LT(0, r->count[0]);
 	ret = ue_del(OV);
 	ASSERT_TRUE(ret == 0 || ret == ENOENT);
 }

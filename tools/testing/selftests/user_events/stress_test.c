@@ -18,7 +18,6 @@
  *
  * UE_STRESS_ITERS sets the writes per writer thread of the first phase
  * (default 3000); the other threads' iterations scale with it.
- * UE_OPEN_DELETE=1 also opens the enable files of events being deleted.
  */
 #include <pthread.h>
 
@@ -219,16 +218,14 @@ static void *regdel_thread(void *data)
 /*
  * Enable and disable events at the top level: the writers' events through
  * their enable files (which must always work), all user events at once
- * through the system's enable file (churn events included, which the
- * other threads delete meanwhile).  With UE_OPEN_DELETE=1, also the enable
- * files of churn events: opening those while the event is deleted hits a
- * use-after-free of the base kernel (see race_test.c).
+ * through the system's enable file, and churn events through their own
+ * enable files, while the other threads delete them: those get ENOENT or
+ * ENODEV once the event is gone (see open_vs_delete in race_test.c).
  */
 static void *enable_thread(void *data)
 {
 	struct stress *s = data;
 	const char *sys_enable = "events/" USER_EVENTS_SYSTEM "/enable";
-	bool open_delete = ue_env_long("UE_OPEN_DELETE", 0) == 1;
 	char name[64];
 	unsigned int i;
 	int ret;
@@ -246,7 +243,7 @@ static void *enable_thread(void *data)
 			progress(s);
 			continue;
 		}
-		if (i % 4 != 3 || !open_delete) {
+		if (i % 4 != 3) {
 			/* All user events at once, churn ones included */
 			ret = ue_write_file(sys_enable, "1\n", O_TRUNC);
 			if (!ret)
@@ -258,8 +255,9 @@ static void *enable_thread(void *data)
 			progress(s);
 			continue;
 		}
-		snprintf(name, sizeof(name), PREFIX "%c%u", i & 1 ? 'c' : 'd',
-			 (i / 2) % NR_CHURN);
+		/* i % 4 == 3: churn events c0, d0, c1, d1... in turn */
+		snprintf(name, sizeof(name), PREFIX "%c%u",
+			 (i / 4) & 1 ? 'd' : 'c', (i / 8) % NR_CHURN);
 		ret = ue_enable(NULL, name, true);
 		if (!ret) {
 			/* Enabled: it cannot have been deleted since */
