@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * user_events writes seen by ftrace: the values read back from the trace
- * buffer for every field type, the errors of write()/writev(), payload
- * pages that have to be faulted in, filters and trace instances.
+ * buffer for every field type, the errors of write()/writev(), filters and
+ * trace instances.  fault_test has the payload pages that must be faulted
+ * in.
  */
 #include "user_events_selftests.h"
 
@@ -518,63 +519,6 @@ TEST_F(ft, no_position)
 	ASSERT_EQ(ESPIPE, errno);
 	ASSERT_EQ(sizeof(buf), write(self->fd, &buf, sizeof(buf)));
 	ASSERT_TRACE(NULL, PREFIX "pos", "v=7\n");
-}
-
-/*
- * Drop the page at @page so that the next access faults in a zeroed one.
- * Kernels built without CONFIG_ADVISE_SYSCALLS have no madvise(): a new
- * anonymous mapping over the page leaves it just as absent.
- */
-static int drop_page(void *page)
-{
-	if (!madvise(page, UE_PAGE_SIZE, MADV_DONTNEED))
-		return 0;
-	if (mmap(page, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != page)
-		return -1;
-
-	return 0;
-}
-
-/* The payload's page was dropped: the kernel must fault it back in */
-TEST_F(ft, madv_dontneed)
-{
-	__u32 vals[2] = { 5, 6 };
-	__u8 *page;
-	__u32 idx;
-	int i;
-
-	/* Registered first on this fd: its write index is 0, as is a new page */
-	idx = reg_enabled(_metadata, self->fd, self->status,
-			  PREFIX "madv u32 a; u32 b",
-			  PREFIX "madv");
-	ASSERT_EQ(0, idx);
-
-	page = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, page);
-
-	for (i = 0; i < 3; i++) {
-		/* Payload alone in the dropped page */
-		memcpy(page + 100, vals, sizeof(vals));
-		ASSERT_EQ(0, drop_page(page));
-		ASSERT_EQ(12, ue_emit(self->fd, idx, page + 100, sizeof(vals)));
-
-		/* Index and payload both in it */
-		memcpy(page + 200, &idx, sizeof(idx));
-		memcpy(page + 204, vals, sizeof(vals));
-		ASSERT_EQ(0, drop_page(page));
-		ASSERT_EQ(12, write(self->fd, page + 200, 12));
-	}
-
-	/* Control: the same page left alone */
-	memcpy(page + 100, vals, sizeof(vals));
-	ASSERT_EQ(12, ue_emit(self->fd, idx, page + 100, sizeof(vals)));
-
-	ASSERT_TRACE(NULL, PREFIX "madv",
-		     "a=0 b=0\na=0 b=0\na=0 b=0\na=0 b=0\na=0 b=0\na=0 b=0\n"
-		     "a=5 b=6\n");
-	munmap(page, UE_PAGE_SIZE);
 }
 
 TEST_F(ft, filter)
