@@ -2,8 +2,8 @@
 /*
  * user_events writes seen by ftrace: the values read back from the trace
  * buffer for every field type, the errors of write()/writev(), filters and
- * trace instances.  fault_test has the payload pages that must be faulted
- * in.
+ * trace instances, and lines too long for a page.  fault_test has the
+ * payload pages that must be faulted in.
  */
 #include "user_events_selftests.h"
 
@@ -702,6 +702,202 @@ TEST_F(ft, indexes_per_fd)
 
 	ASSERT_TRACE(NULL, PREFIX "pa", "v=1\n");
 	ASSERT_TRACE(NULL, PREFIX "pb", "v=2\nv=3\n");
+}
+
+/*
+ * Lines longer than a trace_seq (a page) are cut, visibly: never dropped
+ * as "[LINE TOO BIG]".
+ */
+
+/* Longest line the trace and trace_pipe files print, newline included */
+#define MAX_LINE	4095
+
+/* "xx xx xx" for the @len bytes at @data, appended at @out; its end */
+static char *put_hex(char *out, const __u8 *data, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		out += sprintf(out, i ? " %02x" : "%02x", data[i]);
+
+	return out;
+}
+
+/*
+ * Check the line of event @name in @text (a trace or trace_pipe output):
+ * there is exactly one, with no "[LINE TOO BIG]" anywhere, it is at most
+ * MAX_LINE long and ends with "..." after the start of a value that was
+ * cut at a byte boundary, past the first @min_len characters of @full,
+ * the values it would print if they fitted.
+ */
+static void check_cut_line(struct __test_metadata *_metadata,
+			   const char *text, const char *name,
+			   const char *full, size_t min_len)
+{
+	char key[128];
+	const char *hit, *line, *end;
+	size_t keylen, len, linelen;
+
+	EXPECT_EQ(NULL, strstr(text, "[LINE TOO BIG]"));
+	snprintf(key, sizeof(key), ": %s: ", name);
+	keylen = strlen(key);
+	hit = strstr(text, key);
+	ASSERT_NE(NULL, hit) {
+		TH_LOG("no line of %s in:\n%.300s", name, text);
+	}
+	ASSERT_EQ(NULL, strstr(hit + 1, key));
+
+	for (line = hit; line > text && line[-1] != '\n'; line--)
+		;
+	end = strchr(hit, '\n');
+	ASSERT_NE(NULL, end);
+	linelen = end + 1 - line;
+	EXPECT_GE(MAX_LINE, linelen);
+	/*
+	 * Cut because the page was full, not earlier: the kernel keeps room
+	 * for the widest number (21 characters) of each number field, and
+	 * a cut hex array leaves at most two characters unused.
+	 */
+	EXPECT_LT(MAX_LINE - 64, linelen);
+
+	hit += keylen;
+	len = end - hit;
+	ASSERT_LT(3, len);
+	ASSERT_EQ(0, strncmp(end - 3, "...", 3)) {
+		TH_LOG("line does not end with \"...\": %.*s", (int)len, hit);
+	}
+	len -= 3;
+	ASSERT_LE(min_len, len);
+	ASSERT_GT(strlen(full), len);
+	ASSERT_EQ(0, strncmp(full, hit, len)) {
+		TH_LOG("line differs from the values written");
+	}
+	/* Whole bytes only: "... 4f..." */
+	ASSERT_EQ(' ', full[len]);
+}
+
+/* All of trace_pipe that can be read without waiting, consumed */
+static char *read_trace_pipe(void)
+{
+	int fd = ue_open("trace_pipe", O_RDONLY | O_NONBLOCK);
+	size_t cap = 65536, len = 0;
+	char *buf = malloc(cap);
+	ssize_t n;
+
+	if (fd == -1 || !buf)
+		goto fail;
+	for (;;) {
+		if (cap - len < 8192) {
+			char *bigger = realloc(buf, cap * 2);
+
+			if (!bigger)
+				goto fail;
+			buf = bigger;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		/* Empty; or tracing is off and everything was read */
+		if ((n == -1 && errno == EAGAIN) || n == 0)
+			break;
+		if (n == -1)
+			goto fail;
+		len += n;
+	}
+	buf[len] = '\0';
+	close(fd);
+
+	return buf;
+fail:
+	if (fd != -1)
+		close(fd);
+	free(buf);
+
+	return NULL;
+}
+
+/* Check the line of @name in the trace file, then in trace_pipe */
+static void check_cut_outputs(struct __test_metadata *_metadata,
+			      const char *name, const char *full,
+			      size_t min_len)
+{
+	char *text = ue_read_file("trace");
+
+	ASSERT_NE(NULL, text);
+	check_cut_line(_metadata, text, name, full, min_len);
+	free(text);
+
+	text = read_trace_pipe();
+	ASSERT_NE(NULL, text);
+	check_cut_line(_metadata, text, name, full, min_len);
+	free(text);
+}
+
+/* A binary __data_loc array of 2000 bytes: 6000 characters of hex */
+TEST_F(ft, long_binary_line)
+{
+	const size_t n = 2000;
+	struct ue_payload p = { 0 };
+	char *full, *end;
+	__u8 data[2000];
+	__u32 idx;
+	size_t i;
+
+	idx = reg_enabled(_metadata, self->fd, self->status,
+			  PREFIX "long u32 a; __data_loc unsigned char[] d; "
+			  "u32 z", PREFIX "long");
+
+	/* A dynamic char array ends with a NUL, even an unsigned one */
+	for (i = 0; i < n; i++)
+		data[i] = i < n - 1 ? i * 7 + 1 : 0;
+	UE_PUT(&p, __u32, 5);
+	UE_PUT(&p, __u32, DYN_LOC(COMMON_SIZE + 12, n));
+	UE_PUT(&p, __u32, 6);
+	ue_put(&p, data, n);
+	ASSERT_EQ(4 + p.len, ue_emit(self->fd, idx, p.data, p.len));
+
+	full = malloc(3 * n + 64);
+	ASSERT_NE(NULL, full);
+	end = full + sprintf(full, "a=5 d=");
+	end = put_hex(end, data, n);
+	sprintf(end, " z=6");
+	/* At least "a=5 d=" and one byte */
+	check_cut_outputs(_metadata, PREFIX "long", full, 8);
+	free(full);
+}
+
+/* Two 1 KB structs: the first fits, the second is cut */
+TEST_F(ft, long_struct_line)
+{
+	const size_t n = 1024;
+	struct ue_payload p = { 0 };
+	__u8 x[1024], y[1024];
+	char *full, *end;
+	size_t i, min;
+	__u32 idx;
+
+	idx = reg_enabled(_metadata, self->fd, self->status,
+			  PREFIX "blobs struct blob x 1024; struct blob y 1024",
+			  PREFIX "blobs");
+
+	/* Opaque bytes: no NUL needed */
+	for (i = 0; i < n; i++) {
+		x[i] = i * 3 + 1;
+		y[i] = 0xff - i;
+	}
+	ue_put(&p, x, n);
+	ue_put(&p, y, n);
+	ASSERT_EQ(4 + p.len, ue_emit(self->fd, idx, p.data, p.len));
+
+	full = malloc(6 * n + 64);
+	ASSERT_NE(NULL, full);
+	end = full + sprintf(full, "x=");
+	end = put_hex(end, x, n);
+	end += sprintf(end, " y=");
+	/* All of x, and at least one byte of y */
+	min = end - full + 2;
+	put_hex(end, y, n);
+	check_cut_outputs(_metadata, PREFIX "blobs", full, min);
+	free(full);
 }
 
 TEST_HARNESS_MAIN
