@@ -2,8 +2,8 @@
 /*
  * user_events writes seen by ftrace: the values read back from the trace
  * buffer for every field type, the errors of write()/writev(), filters and
- * trace instances, and lines too long for a page.  fault_test has the
- * payload pages that must be faulted in.
+ * trace instances, lines too long for a page, and tp_printk's copy in the
+ * kernel log.  fault_test has the payload pages that must be faulted in.
  */
 #include "user_events_selftests.h"
 
@@ -898,6 +898,169 @@ TEST_F(ft, long_struct_line)
 	put_hex(end, y, n);
 	check_cut_outputs(_metadata, PREFIX "blobs", full, min);
 	free(full);
+}
+
+/*
+ * tp_printk: with kernel.tracepoint_printk set (the kernel was booted with
+ * tp_printk), every event recorded is also printed to the kernel log, by
+ * the event's own output function, at commit time.
+ */
+#define TP_PRINTK	"/proc/sys/kernel/tracepoint_printk"
+
+FIXTURE(printk) {
+	int fd;
+	int kmsg;
+	int saved;	/* kernel.tracepoint_printk before the test, or -1 */
+};
+
+/* The value of sysctl file @path, or -1 */
+static int read_sysctl(const char *path)
+{
+	char text[32] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd == -1)
+		return -1;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+
+	return n > 0 ? atoi(text) : -1;
+}
+
+/* Set sysctl file @path to @val; 0 or an errno */
+static int write_sysctl(const char *path, int val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	char text[32];
+	int ret = 0;
+
+	if (fd == -1)
+		return errno;
+	snprintf(text, sizeof(text), "%d\n", val);
+	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		ret = errno ?: EIO;
+	close(fd);
+
+	return ret;
+}
+
+FIXTURE_SETUP(printk)
+{
+	self->saved = -1;
+	self->kmsg = -1;
+	UE_SKIP_IF_UNAVAILABLE();
+	ue_cleanup_events(PREFIX);
+
+	self->fd = ue_open_data();
+	ASSERT_NE(-1, self->fd);
+	ASSERT_EQ(0, ue_clear_trace(NULL));
+	/* From the end: only what the test makes the kernel print */
+	self->kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ASSERT_NE(-1, self->kmsg);
+	ASSERT_LE(0, lseek(self->kmsg, 0, SEEK_END));
+}
+
+FIXTURE_TEARDOWN(printk)
+{
+	/* Off again first: nothing else is to be printed */
+	if (self->saved != -1)
+		write_sysctl(TP_PRINTK, self->saved);
+	if (self->kmsg != -1)
+		close(self->kmsg);
+	if (self->fd != -1)
+		close(self->fd);
+	ue_cleanup_events(PREFIX);
+	ue_clear_trace(NULL);
+}
+
+/*
+ * The text of the next kernel log message that starts with @start,
+ * read from @kmsg without waiting; NULL when there is none.
+ */
+static char *next_kmsg(int kmsg, const char *start)
+{
+	char rec[8192], *text, *eol;
+	ssize_t n;
+
+	for (;;) {
+		n = read(kmsg, rec, sizeof(rec) - 1);
+		if (n == -1 && errno == EPIPE)
+			continue;	/* overwritten: go on with the next */
+		if (n <= 0)
+			return NULL;
+		rec[n] = '\0';
+		/* "level,seq,time,flags;text\n", then " KEY=value" lines */
+		text = strchr(rec, ';');
+		if (!text || strncmp(++text, start, strlen(start)))
+			continue;
+		eol = strchr(text, '\n');
+		if (eol)
+			*eol = '\0';
+		return strdup(text);
+	}
+}
+
+TEST_F(printk, dynamic_fields)
+{
+	/*
+	 * Payload: a at 0, the locations of s, r, d and b at 4, 8, 12
+	 * and 16, c at 20; then the bytes of s at 26, r at 32, d at 38
+	 * and b at 41.  __rel_loc offsets count from the field's end.
+	 */
+#define TPP_VALUES "a=7 s=hello r=world d=ca fe 00 b=01 02 00 c=fixed"
+	const __u8 d[3] = { 0xca, 0xfe, 0x00 }, b[3] = { 0x01, 0x02, 0x00 };
+	struct ue_payload p = { 0 };
+	char c[6] = "fixed", *line, *trace;
+	struct user_reg reg;
+
+	self->saved = read_sysctl(TP_PRINTK);
+	if (self->saved == -1 || write_sysctl(TP_PRINTK, 1) ||
+	    read_sysctl(TP_PRINTK) != 1)
+		SKIP(return, "cannot set %s (kernel booted without tp_printk?)",
+		     TP_PRINTK);
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "tpp u32 a; __data_loc char[] s; "
+			    "__rel_loc char[] r; "
+			    "__data_loc unsigned char[] d; "
+			    "__rel_loc unsigned char[] b; char[6] c", &reg));
+	UE_PUT(&p, __u32, 7);
+	UE_PUT(&p, __u32, DYN_LOC(COMMON_SIZE + 26, 6));
+	UE_PUT(&p, __u32, DYN_LOC(32 - 12, 6));
+	UE_PUT(&p, __u32, DYN_LOC(COMMON_SIZE + 38, 3));
+	UE_PUT(&p, __u32, DYN_LOC(41 - 20, 3));
+	ue_put(&p, c, sizeof(c));
+	ue_put(&p, "hello", 6);
+	ue_put(&p, "world", 6);
+	ue_put(&p, d, sizeof(d));
+	ue_put(&p, b, sizeof(b));
+	ASSERT_EQ(44, p.len);
+
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "tpp", true));
+	ASSERT_EQ(4 + p.len, ue_emit(self->fd, reg.write_index, p.data,
+				     p.len));
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "tpp", false));
+	ASSERT_EQ(0, write_sysctl(TP_PRINTK, self->saved));
+	self->saved = -1;
+
+	/* The same values in the kernel log as in the trace buffer */
+	line = next_kmsg(self->kmsg, PREFIX "tpp: ");
+	ASSERT_NE(NULL, line) {
+		TH_LOG("no \"%stpp: \" line in /dev/kmsg", PREFIX);
+	}
+	EXPECT_STREQ(PREFIX "tpp: " TPP_VALUES, line);
+	free(line);
+	line = next_kmsg(self->kmsg, PREFIX "tpp: ");
+	EXPECT_EQ(NULL, line) {
+		TH_LOG("printed twice: %s", line);
+	}
+	free(line);
+
+	trace = ue_trace_collect(NULL, PREFIX "tpp");
+	ASSERT_NE(NULL, trace);
+	EXPECT_STREQ(TPP_VALUES "\n", trace);
+	free(trace);
+#undef TPP_VALUES
 }
 
 TEST_HARNESS_MAIN
