@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * user_events writes seen by ftrace: the values read back from the trace
- * buffer for every field type, the errors of write()/writev(), payload
- * pages that have to be faulted in, filters and trace instances.
+ * buffer for every field type, the errors of write()/writev(), filters and
+ * trace instances, lines too long for a page, and tp_printk's copy in the
+ * kernel log.  fault_test has the payload pages that must be faulted in.
  */
 #include "user_events_selftests.h"
 
@@ -538,63 +539,6 @@ TEST_F(ft, no_position)
 	ASSERT_TRACE(NULL, PREFIX "pos", "v=7\n");
 }
 
-/*
- * Drop the page at @page so that the next access faults in a zeroed one.
- * Kernels built without CONFIG_ADVISE_SYSCALLS have no madvise(): a new
- * anonymous mapping over the page leaves it just as absent.
- */
-static int drop_page(void *page)
-{
-	if (!madvise(page, UE_PAGE_SIZE, MADV_DONTNEED))
-		return 0;
-	if (mmap(page, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != page)
-		return -1;
-
-	return 0;
-}
-
-/* The payload's page was dropped: the kernel must fault it back in */
-TEST_F(ft, madv_dontneed)
-{
-	__u32 vals[2] = { 5, 6 };
-	__u8 *page;
-	__u32 idx;
-	int i;
-
-	/* Registered first on this fd: its write index is 0, as is a new page */
-	idx = reg_enabled(_metadata, self->fd, self->status,
-			  PREFIX "madv u32 a; u32 b",
-			  PREFIX "madv");
-	ASSERT_EQ(0, idx);
-
-	page = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, page);
-
-	for (i = 0; i < 3; i++) {
-		/* Payload alone in the dropped page */
-		memcpy(page + 100, vals, sizeof(vals));
-		ASSERT_EQ(0, drop_page(page));
-		ASSERT_EQ(12, ue_emit(self->fd, idx, page + 100, sizeof(vals)));
-
-		/* Index and payload both in it */
-		memcpy(page + 200, &idx, sizeof(idx));
-		memcpy(page + 204, vals, sizeof(vals));
-		ASSERT_EQ(0, drop_page(page));
-		ASSERT_EQ(12, write(self->fd, page + 200, 12));
-	}
-
-	/* Control: the same page left alone */
-	memcpy(page + 100, vals, sizeof(vals));
-	ASSERT_EQ(12, ue_emit(self->fd, idx, page + 100, sizeof(vals)));
-
-	ASSERT_TRACE(NULL, PREFIX "madv",
-		     "a=0 b=0\na=0 b=0\na=0 b=0\na=0 b=0\na=0 b=0\na=0 b=0\n"
-		     "a=5 b=6\n");
-	munmap(page, UE_PAGE_SIZE);
-}
-
 TEST_F(ft, filter)
 {
 	__u32 idx, count;
@@ -776,6 +720,365 @@ TEST_F(ft, indexes_per_fd)
 
 	ASSERT_TRACE(NULL, PREFIX "pa", "v=1\n");
 	ASSERT_TRACE(NULL, PREFIX "pb", "v=2\nv=3\n");
+}
+
+/*
+ * Lines longer than a trace_seq (a page) are cut, visibly: never dropped
+ * as "[LINE TOO BIG]".
+ */
+
+/* Longest line the trace and trace_pipe files print, newline included */
+#define MAX_LINE	4095
+
+/* "xx xx xx" for the @len bytes at @data, appended at @out; its end */
+static char *put_hex(char *out, const __u8 *data, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		out += sprintf(out, i ? " %02x" : "%02x", data[i]);
+
+	return out;
+}
+
+/*
+ * Check the line of event @name in @text (a trace or trace_pipe output):
+ * there is exactly one, with no "[LINE TOO BIG]" anywhere, it is at most
+ * MAX_LINE long and ends with "..." after the start of a value that was
+ * cut at a byte boundary, past the first @min_len characters of @full,
+ * the values it would print if they fitted.
+ */
+static void check_cut_line(struct __test_metadata *_metadata,
+			   const char *text, const char *name,
+			   const char *full, size_t min_len)
+{
+	char key[128];
+	const char *hit, *line, *end;
+	size_t keylen, len, linelen;
+
+	EXPECT_EQ(NULL, strstr(text, "[LINE TOO BIG]"));
+	snprintf(key, sizeof(key), ": %s: ", name);
+	keylen = strlen(key);
+	hit = strstr(text, key);
+	ASSERT_NE(NULL, hit) {
+		TH_LOG("no line of %s in:\n%.300s", name, text);
+	}
+	ASSERT_EQ(NULL, strstr(hit + 1, key));
+
+	for (line = hit; line > text && line[-1] != '\n'; line--)
+		;
+	end = strchr(hit, '\n');
+	ASSERT_NE(NULL, end);
+	linelen = end + 1 - line;
+	EXPECT_GE(MAX_LINE, linelen);
+	/*
+	 * Cut because the page was full, not earlier: the kernel keeps room
+	 * for the widest number (21 characters) of each number field, and
+	 * a cut hex array leaves at most two characters unused.
+	 */
+	EXPECT_LT(MAX_LINE - 64, linelen);
+
+	hit += keylen;
+	len = end - hit;
+	ASSERT_LT(3, len);
+	ASSERT_EQ(0, strncmp(end - 3, "...", 3)) {
+		TH_LOG("line does not end with \"...\": %.*s", (int)len, hit);
+	}
+	len -= 3;
+	ASSERT_LE(min_len, len);
+	ASSERT_GT(strlen(full), len);
+	ASSERT_EQ(0, strncmp(full, hit, len)) {
+		TH_LOG("line differs from the values written");
+	}
+	/* Whole bytes only: "... 4f..." */
+	ASSERT_EQ(' ', full[len]);
+}
+
+/* All of trace_pipe that can be read without waiting, consumed */
+static char *read_trace_pipe(void)
+{
+	int fd = ue_open("trace_pipe", O_RDONLY | O_NONBLOCK);
+	size_t cap = 65536, len = 0;
+	char *buf = malloc(cap);
+	ssize_t n;
+
+	if (fd == -1 || !buf)
+		goto fail;
+	for (;;) {
+		if (cap - len < 8192) {
+			char *bigger = realloc(buf, cap * 2);
+
+			if (!bigger)
+				goto fail;
+			buf = bigger;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		/* Empty; or tracing is off and everything was read */
+		if ((n == -1 && errno == EAGAIN) || n == 0)
+			break;
+		if (n == -1)
+			goto fail;
+		len += n;
+	}
+	buf[len] = '\0';
+	close(fd);
+
+	return buf;
+fail:
+	if (fd != -1)
+		close(fd);
+	free(buf);
+
+	return NULL;
+}
+
+/* Check the line of @name in the trace file, then in trace_pipe */
+static void check_cut_outputs(struct __test_metadata *_metadata,
+			      const char *name, const char *full,
+			      size_t min_len)
+{
+	char *text = ue_read_file("trace");
+
+	ASSERT_NE(NULL, text);
+	check_cut_line(_metadata, text, name, full, min_len);
+	free(text);
+
+	text = read_trace_pipe();
+	ASSERT_NE(NULL, text);
+	check_cut_line(_metadata, text, name, full, min_len);
+	free(text);
+}
+
+/* A binary __data_loc array of 2000 bytes: 6000 characters of hex */
+TEST_F(ft, long_binary_line)
+{
+	const size_t n = 2000;
+	struct ue_payload p = { 0 };
+	char *full, *end;
+	__u8 data[2000];
+	__u32 idx;
+	size_t i;
+
+	idx = reg_enabled(_metadata, self->fd, self->status,
+			  PREFIX "long u32 a; __data_loc unsigned char[] d; "
+			  "u32 z", PREFIX "long");
+
+	/* A dynamic char array ends with a NUL, even an unsigned one */
+	for (i = 0; i < n; i++)
+		data[i] = i < n - 1 ? i * 7 + 1 : 0;
+	UE_PUT(&p, __u32, 5);
+	UE_PUT(&p, __u32, DYN_LOC(COMMON_SIZE + 12, n));
+	UE_PUT(&p, __u32, 6);
+	ue_put(&p, data, n);
+	ASSERT_EQ(4 + p.len, ue_emit(self->fd, idx, p.data, p.len));
+
+	full = malloc(3 * n + 64);
+	ASSERT_NE(NULL, full);
+	end = full + sprintf(full, "a=5 d=");
+	end = put_hex(end, data, n);
+	sprintf(end, " z=6");
+	/* At least "a=5 d=" and one byte */
+	check_cut_outputs(_metadata, PREFIX "long", full, 8);
+	free(full);
+}
+
+/* Two 1 KB structs: the first fits, the second is cut */
+TEST_F(ft, long_struct_line)
+{
+	const size_t n = 1024;
+	struct ue_payload p = { 0 };
+	__u8 x[1024], y[1024];
+	char *full, *end;
+	size_t i, min;
+	__u32 idx;
+
+	idx = reg_enabled(_metadata, self->fd, self->status,
+			  PREFIX "blobs struct blob x 1024; struct blob y 1024",
+			  PREFIX "blobs");
+
+	/* Opaque bytes: no NUL needed */
+	for (i = 0; i < n; i++) {
+		x[i] = i * 3 + 1;
+		y[i] = 0xff - i;
+	}
+	ue_put(&p, x, n);
+	ue_put(&p, y, n);
+	ASSERT_EQ(4 + p.len, ue_emit(self->fd, idx, p.data, p.len));
+
+	full = malloc(6 * n + 64);
+	ASSERT_NE(NULL, full);
+	end = full + sprintf(full, "x=");
+	end = put_hex(end, x, n);
+	end += sprintf(end, " y=");
+	/* All of x, and at least one byte of y */
+	min = end - full + 2;
+	put_hex(end, y, n);
+	check_cut_outputs(_metadata, PREFIX "blobs", full, min);
+	free(full);
+}
+
+/*
+ * tp_printk: with kernel.tracepoint_printk set (the kernel was booted with
+ * tp_printk), every event recorded is also printed to the kernel log, by
+ * the event's own output function, at commit time.
+ */
+#define TP_PRINTK	"/proc/sys/kernel/tracepoint_printk"
+
+FIXTURE(printk) {
+	int fd;
+	int kmsg;
+	int saved;	/* kernel.tracepoint_printk before the test, or -1 */
+};
+
+/* The value of sysctl file @path, or -1 */
+static int read_sysctl(const char *path)
+{
+	char text[32] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd == -1)
+		return -1;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+
+	return n > 0 ? atoi(text) : -1;
+}
+
+/* Set sysctl file @path to @val; 0 or an errno */
+static int write_sysctl(const char *path, int val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	char text[32];
+	int ret = 0;
+
+	if (fd == -1)
+		return errno;
+	snprintf(text, sizeof(text), "%d\n", val);
+	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		ret = errno ?: EIO;
+	close(fd);
+
+	return ret;
+}
+
+FIXTURE_SETUP(printk)
+{
+	self->saved = -1;
+	self->kmsg = -1;
+	UE_SKIP_IF_UNAVAILABLE();
+	ue_cleanup_events(PREFIX);
+
+	self->fd = ue_open_data();
+	ASSERT_NE(-1, self->fd);
+	ASSERT_EQ(0, ue_clear_trace(NULL));
+	/* From the end: only what the test makes the kernel print */
+	self->kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ASSERT_NE(-1, self->kmsg);
+	ASSERT_LE(0, lseek(self->kmsg, 0, SEEK_END));
+}
+
+FIXTURE_TEARDOWN(printk)
+{
+	/* Off again first: nothing else is to be printed */
+	if (self->saved != -1)
+		write_sysctl(TP_PRINTK, self->saved);
+	if (self->kmsg != -1)
+		close(self->kmsg);
+	if (self->fd != -1)
+		close(self->fd);
+	ue_cleanup_events(PREFIX);
+	ue_clear_trace(NULL);
+}
+
+/*
+ * The text of the next kernel log message that starts with @start,
+ * read from @kmsg without waiting; NULL when there is none.
+ */
+static char *next_kmsg(int kmsg, const char *start)
+{
+	char rec[8192], *text, *eol;
+	ssize_t n;
+
+	for (;;) {
+		n = read(kmsg, rec, sizeof(rec) - 1);
+		if (n == -1 && errno == EPIPE)
+			continue;	/* overwritten: go on with the next */
+		if (n <= 0)
+			return NULL;
+		rec[n] = '\0';
+		/* "level,seq,time,flags;text\n", then " KEY=value" lines */
+		text = strchr(rec, ';');
+		if (!text || strncmp(++text, start, strlen(start)))
+			continue;
+		eol = strchr(text, '\n');
+		if (eol)
+			*eol = '\0';
+		return strdup(text);
+	}
+}
+
+TEST_F(printk, dynamic_fields)
+{
+	/*
+	 * Payload: a at 0, the locations of s, r, d and b at 4, 8, 12
+	 * and 16, c at 20; then the bytes of s at 26, r at 32, d at 38
+	 * and b at 41.  __rel_loc offsets count from the field's end.
+	 */
+#define TPP_VALUES "a=7 s=hello r=world d=ca fe 00 b=01 02 00 c=fixed"
+	const __u8 d[3] = { 0xca, 0xfe, 0x00 }, b[3] = { 0x01, 0x02, 0x00 };
+	struct ue_payload p = { 0 };
+	char c[6] = "fixed", *line, *trace;
+	struct user_reg reg;
+
+	self->saved = read_sysctl(TP_PRINTK);
+	if (self->saved == -1 || write_sysctl(TP_PRINTK, 1) ||
+	    read_sysctl(TP_PRINTK) != 1)
+		SKIP(return, "cannot set %s (kernel booted without tp_printk?)",
+		     TP_PRINTK);
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "tpp u32 a; __data_loc char[] s; "
+			    "__rel_loc char[] r; "
+			    "__data_loc unsigned char[] d; "
+			    "__rel_loc unsigned char[] b; char[6] c", &reg));
+	UE_PUT(&p, __u32, 7);
+	UE_PUT(&p, __u32, DYN_LOC(COMMON_SIZE + 26, 6));
+	UE_PUT(&p, __u32, DYN_LOC(32 - 12, 6));
+	UE_PUT(&p, __u32, DYN_LOC(COMMON_SIZE + 38, 3));
+	UE_PUT(&p, __u32, DYN_LOC(41 - 20, 3));
+	ue_put(&p, c, sizeof(c));
+	ue_put(&p, "hello", 6);
+	ue_put(&p, "world", 6);
+	ue_put(&p, d, sizeof(d));
+	ue_put(&p, b, sizeof(b));
+	ASSERT_EQ(44, p.len);
+
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "tpp", true));
+	ASSERT_EQ(4 + p.len, ue_emit(self->fd, reg.write_index, p.data,
+				     p.len));
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "tpp", false));
+	ASSERT_EQ(0, write_sysctl(TP_PRINTK, self->saved));
+	self->saved = -1;
+
+	/* The same values in the kernel log as in the trace buffer */
+	line = next_kmsg(self->kmsg, PREFIX "tpp: ");
+	ASSERT_NE(NULL, line) {
+		TH_LOG("no \"%stpp: \" line in /dev/kmsg", PREFIX);
+	}
+	EXPECT_STREQ(PREFIX "tpp: " TPP_VALUES, line);
+	free(line);
+	line = next_kmsg(self->kmsg, PREFIX "tpp: ");
+	EXPECT_EQ(NULL, line) {
+		TH_LOG("printed twice: %s", line);
+	}
+	free(line);
+
+	trace = ue_trace_collect(NULL, PREFIX "tpp");
+	ASSERT_NE(NULL, trace);
+	EXPECT_STREQ(TPP_VALUES "\n", trace);
+	free(trace);
+#undef TPP_VALUES
 }
 
 TEST_HARNESS_MAIN

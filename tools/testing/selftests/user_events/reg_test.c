@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * user_events registration: DIAG_IOCSREG indexes and errors, DIAG_IOCSDEL,
- * references held by open files, and the 4095 events limit.
+ * references held by open files, the 4095 events limit, and registrations
+ * whose answer cannot be stored (they must leave nothing behind).
  */
 #include "user_events_selftests.h"
 
@@ -477,6 +478,229 @@ TEST_F_TIMEOUT(reg, limit, 600)
 	ASSERT_EQ(0, reg.write_index);
 	ret = ue_reg(self->fd, PREFIX "again2 u32 a", &reg);
 	ASSERT_TRUE(ret == ENOMEM || ret == EMFILE);
+}
+
+/*
+ * A registration that fails storing its answer leaves nothing behind.
+ *
+ * DIAG_IOCSREG checks first that it can write the two outputs of the
+ * caller's struct user_reg, then registers, then stores them.  When the
+ * memory became unwritable in between, the registration must be undone:
+ * no write index handed out (the next one is not skipped, the lost one
+ * gets ENOENT) and no event left that the call created.
+ *
+ * There is no way to stop the kernel between the check and the store, so
+ * this races: a thread flips the page of the struct user_reg between
+ * writable and read-only while the test registers new events from it.
+ * Each EFAULT is checked.  An EFAULT of the early check changes nothing
+ * either, so to tell how often the race was hit, the test counts events
+ * that were created and removed: every event takes the next number of
+ * the kernel's trace event types (its "id"), so the numbers skipped
+ * between two successful registrations are events rolled back.  On a
+ * kernel without the rollback, each hit leaves its event and its write
+ * index in place, and the test fails at once.
+ */
+#define RB_PREFIX	PREFIX "rb"
+#define RB_MS		3000	/* how long the race runs at most */
+#define RB_ENOUGH	100	/* rollbacks after which it stops earlier */
+#define RB_BATCH	500	/* events per fd, then a new fd */
+
+struct rollback_race {
+	int fd;
+	struct user_reg *reg;	/* alone in the page the thread flips */
+	char cmd[128];		/* what reg->name_args points to */
+	int stop;
+	long flips;
+	struct ue_threads threads;
+};
+
+FIXTURE(rollback) {
+	struct rollback_race r;
+};
+
+/* Busy-wait @us microseconds: sleeping takes whole ticks */
+static void spin_us(long us)
+{
+	struct timespec start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - start.tv_sec) * 1000000 +
+		 (now.tv_nsec - start.tv_nsec) / 1000 < us);
+}
+
+/* Flip the page of the struct user_reg until told to stop */
+static void *flip_thread(void *data)
+{
+	struct rollback_race *r = data;
+	unsigned int n;
+
+	/*
+	 * Read-only and writable for varying times, about as long each: a
+	 * registration may then find the page read-only at the early check
+	 * (changing nothing), or writable there and read-only at the store.
+	 */
+	for (n = 0; !__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE); n++) {
+		mprotect(r->reg, UE_PAGE_SIZE, PROT_READ);
+		spin_us(10 + n * 7 % 13 * 25);
+		mprotect(r->reg, UE_PAGE_SIZE, PROT_READ | PROT_WRITE);
+		spin_us(10 + n % 16 * 20);
+	}
+	r->flips = n;
+
+	return NULL;
+}
+
+/* Stop the flipping thread, if it runs; the page is writable then */
+static void rollback_stop(struct rollback_race *r)
+{
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	ue_threads_join(&r->threads);
+}
+
+FIXTURE_SETUP(rollback)
+{
+	struct rollback_race *r = &self->r;
+
+	r->reg = MAP_FAILED;
+	UE_SKIP_IF_UNAVAILABLE();
+	ue_cleanup_events(RB_PREFIX);
+
+	r->fd = ue_open_data();
+	ASSERT_NE(-1, r->fd);
+	r->reg = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, r->reg);
+	/* The inputs stay: only the kernel writes to the page from now on */
+	r->reg->size = sizeof(*r->reg);
+	r->reg->name_args = (__u64)(uintptr_t)r->cmd;
+}
+
+FIXTURE_TEARDOWN(rollback)
+{
+	struct rollback_race *r = &self->r;
+
+	rollback_stop(r);
+	if (r->reg != MAP_FAILED)
+		munmap(r->reg, UE_PAGE_SIZE);
+	if (r->fd != -1)
+		close(r->fd);
+	ue_cleanup_events(RB_PREFIX);
+}
+
+/* How many lines of user_events_status name an event of this test */
+static int rollback_listed(void)
+{
+	char *text = ue_read_file("user_events_status");
+	const char *p;
+	int n = 0;
+
+	if (!text)
+		return -1;
+	for (p = text; (p = strstr(p, ":" RB_PREFIX)); p++)
+		n++;
+	free(text);
+
+	return n;
+}
+
+/*
+ * Register RB_PREFIX @suffix while the page stays writable, expecting
+ * write index @index; returns the event's type number.
+ */
+static int rollback_reg_ok(struct __test_metadata *_metadata,
+			   struct rollback_race *r, const char *suffix,
+			   int index)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), RB_PREFIX "%s", suffix);
+	snprintf(r->cmd, sizeof(r->cmd), "%s u32 a", name);
+	ASSERT_EQ(0, ioctl(r->fd, DIAG_IOCSREG, r->reg)) {
+		TH_LOG("registering %s: %s", name, strerror(errno));
+	}
+	ASSERT_EQ(index, r->reg->write_index);
+
+	return ue_event_id(name);
+}
+
+TEST_F_TIMEOUT(rollback, failed_store, 300)
+{
+	struct rollback_race *r = &self->r;
+	int i, id, last_id, ok = 0, total = 0, efault = 0, since = 0;
+	int rolled = 0, uncounted = 0;
+	long long start;
+	char name[64];
+	__u32 val = 0;
+
+	/* Type number to count from, and write index 0 */
+	last_id = rollback_reg_ok(_metadata, r, "first", ok++);
+	ASSERT_LT(0, last_id);
+
+	ASSERT_EQ(0, ue_thread_start(&r->threads, flip_thread, r));
+	start = ue_now_ms();
+
+	for (i = 0; rolled < RB_ENOUGH && ue_now_ms() < start + RB_MS; i++) {
+		if (ok == RB_BATCH) {
+			/* Go on with a new fd, and without these events */
+			close(r->fd);
+			ue_cleanup_events(RB_PREFIX);
+			r->fd = ue_open_data();
+			ASSERT_NE(-1, r->fd);
+			total += ok;
+			ok = 0;
+		}
+		snprintf(name, sizeof(name), RB_PREFIX "%d", i);
+		snprintf(r->cmd, sizeof(r->cmd), "%s u32 a", name);
+
+		if (!ioctl(r->fd, DIAG_IOCSREG, r->reg)) {
+			/* The next index: none was lost to a failure */
+			ASSERT_EQ(ok, r->reg->write_index);
+			ASSERT_TRUE(ue_event_exists(name));
+			id = ue_event_id(name);
+			ASSERT_LT(0, id);
+			/* Type numbers skipped: events created, then removed */
+			if (id > last_id && id - last_id - 1 <= since)
+				rolled += id - last_id - 1;
+			else
+				uncounted += since;
+			last_id = id;
+			since = 0;
+			ok++;
+			continue;
+		}
+		ASSERT_EQ(EFAULT, errno);
+		efault++;
+		since++;
+		ASSERT_FALSE(ue_event_exists(name)) {
+			TH_LOG("registration %d failed with EFAULT, but left its event",
+			       i);
+		}
+		ASSERT_EQ(ENOENT, ue_del(name));
+		/* The index it would have had was not handed out */
+		ASSERT_EQ(-ENOENT, ue_emit(r->fd, ok, &val, sizeof(val))) {
+			TH_LOG("registration %d failed with EFAULT, but write index %d works",
+			       i, ok);
+		}
+	}
+	rollback_stop(r);
+
+	/* Counts the rollbacks since the last success; index still next */
+	id = rollback_reg_ok(_metadata, r, "last", ok++);
+	if (id > last_id && id - last_id - 1 <= since)
+		rolled += id - last_id - 1;
+	else
+		uncounted += since;
+
+	/* Only the events of the fd's successful registrations are listed */
+	ASSERT_EQ(ok, rollback_listed());
+
+	ue_msg("%d registrations in %lld ms, %ld flips: %d ok, %d EFAULT, %d rolled back%s\n",
+	       i, ue_now_ms() - start, r->flips, total + ok - 2, efault,
+	       rolled, uncounted ? " (some not counted)" : "");
+	if (!rolled && !uncounted)
+		SKIP(return, "no registration failed after registering: race not hit");
 }
 
 TEST_HARNESS_MAIN
