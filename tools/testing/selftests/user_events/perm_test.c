@@ -46,98 +46,13 @@
 #define MINE		PREFIX "mine"
 #define NOBODY		65534
 #define TEST_GID	65533
-#define MAX_SAVED	8
-
-struct saved_attr {
-	char path[512];
-	uid_t uid;
-	gid_t gid;
-	mode_t mode;
-};
-
-/* Files and directories whose owner and mode a test changed */
-struct saved_attrs {
-	struct saved_attr saved[MAX_SAVED];
-	int nsaved;
-};
 
 FIXTURE(perm) {
-	struct saved_attrs attrs;
+	struct ue_saved_attrs attrs;
 	int status_fd;
 	__u8 *status;
 	int active0;
 };
-
-/* Remember the owner and mode of @path the first time it is changed */
-static int save_attr(struct saved_attrs *self, const char *path)
-{
-	struct saved_attr *s;
-	struct stat st;
-	int i;
-
-	for (i = 0; i < self->nsaved; i++) {
-		if (!strcmp(self->saved[i].path, path))
-			return 0;
-	}
-	if (self->nsaved == MAX_SAVED || stat(path, &st))
-		return -1;
-	s = &self->saved[self->nsaved++];
-	snprintf(s->path, sizeof(s->path), "%s", path);
-	s->uid = st.st_uid;
-	s->gid = st.st_gid;
-	s->mode = st.st_mode & 07777;
-
-	return 0;
-}
-
-/* Give @path to group TEST_GID and add @bits to its mode */
-static int grant(struct saved_attrs *self, const char *path, mode_t bits)
-{
-	struct stat st;
-
-	if (save_attr(self, path) || stat(path, &st) ||
-	    chown(path, -1, TEST_GID) || chmod(path, (st.st_mode & 07777) | bits))
-		return errno ?: EIO;
-
-	return 0;
-}
-
-/* Let TEST_GID reach the files: search on tracefs and its parents */
-static int grant_dirs(struct saved_attrs *self)
-{
-	char dir[512], *slash;
-	struct stat st;
-	int ret;
-
-	snprintf(dir, sizeof(dir), "%s", ue_root());
-	while (dir[0]) {
-		if (stat(dir, &st))
-			return errno;
-		if (!(st.st_mode & 0001)) {
-			ret = grant(self, dir, 0010);
-			if (ret)
-				return ret;
-		}
-		slash = strrchr(dir, '/');
-		if (!slash)
-			break;
-		*slash = '\0';
-	}
-
-	return 0;
-}
-
-static void restore_attrs(struct saved_attrs *self)
-{
-	struct saved_attr *s;
-
-	while (self->nsaved > 0) {
-		s = &self->saved[--self->nsaved];
-		if (chown(s->path, s->uid, s->gid) || chmod(s->path, s->mode))
-			fprintf(stderr, "# cannot restore %s: %s\n", s->path,
-				strerror(errno));
-	}
-}
 
 FIXTURE_SETUP(perm)
 {
@@ -154,7 +69,7 @@ FIXTURE_SETUP(perm)
 
 FIXTURE_TEARDOWN(perm)
 {
-	restore_attrs(&self->attrs);
+	ue_restore_attrs(&self->attrs);
 	ue_close_status_page(self->status_fd, self->status);
 	ue_instance_remove(INSTANCE);
 	ue_enable(NULL, CHILD_EVENT, false);
@@ -454,7 +369,7 @@ TEST_F(perm, nobody_denied)
 	 * The directories searchable for the group: now the files' own
 	 * modes are what refuses it
 	 */
-	ASSERT_EQ(0, grant_dirs(&self->attrs));
+	ASSERT_EQ(0, ue_grant_dirs(&self->attrs, TEST_GID));
 	ASSERT_EQ(0, run_as_nobody(true, child_denied, &ctx, NULL));
 	ue_msg("group %d can reach the files, still EACCES: their modes refuse it\n",
 	       TEST_GID);
@@ -472,9 +387,10 @@ TEST_F(perm, group_member)
 	char *text;
 	int i;
 
-	ASSERT_EQ(0, grant_dirs(&self->attrs));
+	ASSERT_EQ(0, ue_grant_dirs(&self->attrs, TEST_GID));
 	for (i = 0; i < 2; i++)
-		ASSERT_EQ(0, grant(&self->attrs, ue_path(files[i]), 0060));
+		ASSERT_EQ(0, ue_grant(&self->attrs, ue_path(files[i]),
+				      TEST_GID, 0060));
 	ASSERT_EQ(0, ue_clear_trace(NULL));
 	ctx.inherited = self->status;
 	ASSERT_LE(0, ue_status_indexes(ctx.used));

@@ -6,6 +6,7 @@
  */
 #include "user_events_selftests.h"
 
+#include <stddef.h>
 #include <sys/wait.h>
 
 #define PREFIX "ue_reg_"
@@ -141,43 +142,59 @@ TEST_F(reg, struct_size)
 	struct user_reg reg;
 	__u32 size;
 
-	/* Smaller than what the kernel knows: EINVAL */
-	for (size = 0; size < sizeof(struct user_reg); size += 4) {
-		memset(&reg, 0, sizeof(reg));
-		reg.size = size;
-		reg.name_args = (__u64)(uintptr_t)name;
-		ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &reg));
+	/*
+	 * Exactly 24 bytes is this layout, 28 or more the enable bit layout:
+	 * every other size below 28 is EINVAL
+	 */
+	for (size = 0; size < 28; size++) {
+		if (size == sizeof(struct user_reg))
+			continue;
+		memset(&big, 0, sizeof(big));
+		big.reg.size = size;
+		big.reg.name_args = (__u64)(uintptr_t)name;
+		ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &big));
 		ASSERT_EQ(EINVAL, errno);
 	}
-	memset(&reg, 0, sizeof(reg));
-	reg.size = sizeof(reg) - 1;
-	reg.name_args = (__u64)(uintptr_t)name;
-	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &reg));
-	ASSERT_EQ(EINVAL, errno);
 
-	/* Larger with a non-zero tail: E2BIG, and nothing registered */
+	/*
+	 * Larger, read as the enable bit layout: a non-zero tail is E2BIG,
+	 * and so is any size beyond a page
+	 */
 	memset(&big, 0, sizeof(big));
 	big.reg.size = sizeof(big);
 	big.reg.name_args = (__u64)(uintptr_t)name;
 	big.tail[15] = 1;
 	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &big));
 	ASSERT_EQ(E2BIG, errno);
+	big.tail[15] = 0;
+	big.reg.size = UE_PAGE_SIZE + 1;
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &big));
+	ASSERT_EQ(E2BIG, errno);
+
+	/*
+	 * With a zero tail, a status page struct read as the enable bit
+	 * layout has an enable_size of 0 (its padding): EINVAL
+	 */
+	big.reg.size = sizeof(big);
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &big));
+	ASSERT_EQ(EINVAL, errno);
+	big.reg.size = 28;
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &big));
+	ASSERT_EQ(EINVAL, errno);
 	ASSERT_FALSE(ue_event_exists(PREFIX "size"));
 
-	/* Larger with a zero tail: works, outputs filled in */
-	memset(&big, 0, sizeof(big));
-	big.reg.size = sizeof(big);
-	big.reg.name_args = (__u64)(uintptr_t)name;
-	big.reg.write_index = 1234;
-	ASSERT_EQ(0, ioctl(self->fd, DIAG_IOCSREG, &big));
-	ASSERT_EQ(0, big.reg.write_index);
-	ASSERT_NE(0, big.reg.status_index);
-	ASSERT_TRUE(ue_event_exists(PREFIX "size"));
-
-	/* Exactly the current size */
-	ASSERT_EQ(0, ue_reg(self->fd, name, &reg));
-	ASSERT_EQ(big.reg.status_index, reg.status_index);
+	/* Exactly this layout: outputs filled in, the first slot used */
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.name_args = (__u64)(uintptr_t)name;
+	reg.write_index = 1234;
+	ASSERT_EQ(0, ioctl(self->fd, DIAG_IOCSREG, &reg));
 	ASSERT_EQ(0, reg.write_index);
+	ASSERT_NE(0, reg.status_index);
+	ASSERT_LT(reg.status_index, UE_PAGE_SIZE);
+	ASSERT_TRUE(ue_event_exists(PREFIX "size"));
+	ASSERT_EQ(24, sizeof(reg));
+	ASSERT_EQ(8, offsetof(struct user_reg, name_args));
 }
 
 TEST_F(reg, bad_pointers)

@@ -105,8 +105,24 @@ static inline int ue_open_status(void)
 	return ue_open("user_events_status", O_RDWR);
 }
 
-/* Register @cmd on @fd; @reg receives the indexes */
-static inline int ue_reg(int fd, const char *cmd, struct user_reg *reg)
+#ifdef USER_EVENTS_ENABLE_BIT_ABI
+/*
+ * A program that defines USER_EVENTS_ENABLE_BIT_ABI before including this
+ * file gets the enable bit layout as struct user_reg, and the header gives
+ * the status page layout no name: the helpers use this copy of it.
+ */
+struct ue_status_reg {
+	__u32 size;
+	__u64 name_args;
+	__u32 status_index;
+	__u32 write_index;
+};
+#else
+#define ue_status_reg user_reg
+#endif
+
+/* Register @cmd on @fd with the status page layout; @reg gets the indexes */
+static inline int ue_reg(int fd, const char *cmd, struct ue_status_reg *reg)
 {
 	memset(reg, 0, sizeof(*reg));
 	reg->size = sizeof(*reg);
@@ -208,9 +224,14 @@ static inline void ue_put(struct ue_payload *p, const void *field, size_t size)
 	ue_put(p, &__val, sizeof(__val));				\
 } while (0)
 
-/* "events/user_events/NAME/FILE", optionally inside instances/INSTANCE */
-static inline const char *ue_event_file(const char *instance, const char *name,
-					const char *file)
+/*
+ * "events/SYSTEM/NAME/FILE", optionally inside instances/INSTANCE, in a
+ * buffer that lives until the fourth next call
+ */
+static inline const char *ue_system_event_file(const char *system,
+					       const char *instance,
+					       const char *name,
+					       const char *file)
 {
 	static __thread char rel[4][384];
 	static __thread int slot;
@@ -218,12 +239,19 @@ static inline const char *ue_event_file(const char *instance, const char *name,
 
 	if (instance)
 		snprintf(buf, sizeof(rel[0]), "instances/%s/events/%s/%s/%s",
-			 instance, USER_EVENTS_SYSTEM, name, file);
+			 instance, system, name, file);
 	else
-		snprintf(buf, sizeof(rel[0]), "events/%s/%s/%s",
-			 USER_EVENTS_SYSTEM, name, file);
+		snprintf(buf, sizeof(rel[0]), "events/%s/%s/%s", system, name,
+			 file);
 
 	return buf;
+}
+
+/* "events/user_events/NAME/FILE", optionally inside instances/INSTANCE */
+static inline const char *ue_event_file(const char *instance, const char *name,
+					const char *file)
+{
+	return ue_system_event_file(USER_EVENTS_SYSTEM, instance, name, file);
 }
 
 /* Enable or disable event @name for ftrace (top level when !instance) */
@@ -495,18 +523,20 @@ static inline int ue_clear_triggers(const char *name)
 }
 
 /*
- * Remove every user event whose name starts with @prefix, whatever state
- * a test left it in (disabling it and removing its triggers if needed).  Callers close
- * their user_events_data fds first.
+ * Remove every user event of event system @system (user_events or
+ * user_events_multi) whose name starts with @prefix, whatever state a test
+ * left it in (disabling it and removing its triggers if needed).  Callers
+ * close their user_events_data fds first.
  */
-static inline void ue_cleanup_events(const char *prefix)
+static inline void ue_cleanup_system_events(const char *system,
+					    const char *prefix)
 {
 	char rel[256], **names = NULL;
 	size_t count = 0, cap = 0, i;
 	struct dirent *de;
 	DIR *dir;
 
-	snprintf(rel, sizeof(rel), "events/%s", USER_EVENTS_SYSTEM);
+	snprintf(rel, sizeof(rel), "events/%s", system);
 	dir = opendir(ue_path(rel));
 	if (!dir)
 		return;
@@ -532,13 +562,24 @@ static inline void ue_cleanup_events(const char *prefix)
 
 	for (i = 0; i < count; i++) {
 		if (ue_del(names[i]) == EBUSY) {
-			ue_enable(NULL, names[i], false);
-			ue_clear_triggers(names[i]);
+			ue_write_file(ue_system_event_file(system, NULL,
+							   names[i], "enable"),
+				      "0\n", O_TRUNC);
+			/* O_TRUNC on the trigger file removes them all */
+			ue_write_file(ue_system_event_file(system, NULL,
+							   names[i], "trigger"),
+				      "", O_TRUNC);
 			ue_del(names[i]);
 		}
 		free(names[i]);
 	}
 	free(names);
+}
+
+/* ue_cleanup_system_events() of the user_events system */
+static inline void ue_cleanup_events(const char *prefix)
+{
+	ue_cleanup_system_events(USER_EVENTS_SYSTEM, prefix);
 }
 
 /* Empty the top-level error_log */
@@ -964,6 +1005,101 @@ static inline int ue_eprobe_remove(const char *group, const char *name)
 	snprintf(cmd, sizeof(cmd), "-:%s/%s", group, name);
 
 	return ue_dyn(cmd);
+}
+
+/*
+ * Handing tracefs files to a group, as an administrator would, and giving
+ * them back: the owner and mode of each file or directory changed are
+ * saved the first time, and ue_restore_attrs() restores them all.
+ */
+#define UE_MAX_SAVED		8
+
+struct ue_saved_attr {
+	char path[512];
+	uid_t uid;
+	gid_t gid;
+	mode_t mode;
+};
+
+struct ue_saved_attrs {
+	struct ue_saved_attr saved[UE_MAX_SAVED];
+	int nsaved;
+};
+
+/* Remember the owner and mode of @path, unless they are saved already */
+static inline int ue_save_attr(struct ue_saved_attrs *attrs, const char *path)
+{
+	struct ue_saved_attr *s;
+	struct stat st;
+	int i;
+
+	for (i = 0; i < attrs->nsaved; i++) {
+		if (!strcmp(attrs->saved[i].path, path))
+			return 0;
+	}
+	if (attrs->nsaved == UE_MAX_SAVED || stat(path, &st))
+		return -1;
+	s = &attrs->saved[attrs->nsaved++];
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	s->uid = st.st_uid;
+	s->gid = st.st_gid;
+	s->mode = st.st_mode & 07777;
+
+	return 0;
+}
+
+/* Give @path to group @gid and add @bits to its mode; 0 or errno */
+static inline int ue_grant(struct ue_saved_attrs *attrs, const char *path,
+			   gid_t gid, mode_t bits)
+{
+	struct stat st;
+
+	if (ue_save_attr(attrs, path) || stat(path, &st) ||
+	    chown(path, -1, gid) || chmod(path, (st.st_mode & 07777) | bits))
+		return errno ?: EIO;
+
+	return 0;
+}
+
+/*
+ * Let group @gid reach the files: search permission on the tracefs mount
+ * and its parents that others cannot search; 0 or errno
+ */
+static inline int ue_grant_dirs(struct ue_saved_attrs *attrs, gid_t gid)
+{
+	char dir[512], *slash;
+	struct stat st;
+	int ret;
+
+	snprintf(dir, sizeof(dir), "%s", ue_root());
+	while (dir[0]) {
+		if (stat(dir, &st))
+			return errno;
+		if (!(st.st_mode & 0001)) {
+			ret = ue_grant(attrs, dir, gid, 0010);
+			if (ret)
+				return ret;
+		}
+		slash = strrchr(dir, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+	}
+
+	return 0;
+}
+
+/* Give back the owner and mode of everything saved, newest first */
+static inline void ue_restore_attrs(struct ue_saved_attrs *attrs)
+{
+	struct ue_saved_attr *s;
+
+	while (attrs->nsaved > 0) {
+		s = &attrs->saved[--attrs->nsaved];
+		if (chown(s->path, s->uid, s->gid) || chmod(s->path, s->mode))
+			fprintf(stderr, "# cannot restore %s: %s\n", s->path,
+				strerror(errno));
+	}
 }
 
 #endif /* _USER_EVENTS_SELFTESTS_H */

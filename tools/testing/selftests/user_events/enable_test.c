@@ -1,0 +1,2420 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * user_events with an enable bit, the registration ABI of Linux 6.4 and
+ * later, served by the same user_events_data file as the status page:
+ *
+ * - the enable bit layout of DIAG_IOCSREG and DIAG_IOCSUNREG: every size,
+ *   flag, alignment, bit range and address check, with its errno, and
+ *   that a registration that fails leaves nothing behind;
+ * - the bit: set by ftrace (top level and instances) and perf, cleared
+ *   when the last of them detaches, for 4- and 8-byte values and bits 0,
+ *   31 and 63, with the value's other bits and its neighbours untouched,
+ *   also while the program changes them at the same time; several bits
+ *   in one word; unregistering and registering again;
+ * - whose the registrations are: the address space, not the fd; threads
+ *   and CLONE_VM children share them, a fork copies them, exec and exit
+ *   drop them;
+ * - pages the bit cannot be written in at once (not present, never
+ *   touched, shared copy-on-write after a fork) and pages it cannot be
+ *   written in at all (unmapped, read-only);
+ * - the lifetime of the events it creates: automatic or persistent
+ *   (USER_EVENT_REG_PERSIST, which needs CAP_PERFMON: checked as an
+ *   unprivileged user too), recorded ones staying;
+ * - USER_EVENT_REG_MULTI_FORMAT events, kernel.user_events_max, and one
+ *   event registered with both layouts, its status byte and enable bit
+ *   agreeing.
+ */
+#define _GNU_SOURCE
+#define USER_EVENTS_ENABLE_BIT_ABI
+#include "user_events_selftests.h"
+
+#include <ctype.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include <linux/capability.h>
+
+#define PREFIX		"ue_en_"
+#define MULTI		USER_EVENTS_MULTI_SYSTEM
+#define INSTANCE	"ue_en_inst"
+#define SENTINEL	PREFIX "gc_sentinel"
+/* Set in the environment of the image a child execs: see en_exec_image() */
+#define EXEC_ENV	"UE_ENABLE_TEST_EXEC"
+/* How long a bit written by the kernel's worker, or a deletion, may take */
+#define WAIT_MS		20000
+/* Room in the top-level buffer for the few records the tests read back */
+#define MIN_BUFFER_KB	64
+#define NOBODY		65534
+#define TEST_GID	65533
+#define MAX_PATH	"/proc/sys/kernel/user_events_max"
+#define MAX_DEFAULT	32768
+/* The tests that wait for children or workers: slow in a debug kernel */
+#define LONG_TIMEOUT	300
+
+/*
+ * The image a child execs is this program, with EXEC_ENV set: it waits
+ * for its standard input to close, which the parent does once it has
+ * checked what the exec dropped.
+ */
+static void __attribute__((constructor)) en_exec_image(void)
+{
+	char c;
+
+	if (!getenv(EXEC_ENV))
+		return;
+	while (read(0, &c, 1) > 0)
+		;
+	_exit(0);
+}
+
+/*
+ * The enable bits this process registered, unregistered at teardown:
+ * they belong to the address space, which outlives the test's fds.
+ */
+#define MAX_REGS	64
+
+static struct {
+	__u64 addr;
+	__u8 bit;
+} en_regs[MAX_REGS];
+static int en_nregs;
+
+static void en_track(__u64 addr, __u8 bit)
+{
+	if (en_nregs < MAX_REGS) {
+		en_regs[en_nregs].addr = addr;
+		en_regs[en_nregs].bit = bit;
+		en_nregs++;
+	}
+}
+
+static void en_untrack(__u64 addr, __u8 bit)
+{
+	int i;
+
+	for (i = 0; i < en_nregs; i++) {
+		if (en_regs[i].addr == addr && en_regs[i].bit == bit) {
+			en_regs[i] = en_regs[--en_nregs];
+			return;
+		}
+	}
+}
+
+/* DIAG_IOCSREG with @reg; 0 or errno */
+static int en_ioctl_reg(int fd, struct user_reg *reg)
+{
+	if (ioctl(fd, DIAG_IOCSREG, reg) == -1)
+		return errno;
+	en_track(reg->enable_addr, reg->enable_bit);
+
+	return 0;
+}
+
+/*
+ * Register @cmd with bit @bit of the @size-byte value at @addr; 0 or errno.
+ * *@index, unless NULL, gets the write index.
+ */
+static int en_reg(int fd, const char *cmd, void *addr, int size, int bit,
+		  int flags, __u32 *index)
+{
+	struct user_reg reg;
+	int ret;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.enable_bit = bit;
+	reg.enable_size = size;
+	reg.flags = flags;
+	reg.enable_addr = (__u64)(uintptr_t)addr;
+	reg.name_args = (__u64)(uintptr_t)cmd;
+	reg.write_index = ~0U;
+	ret = en_ioctl_reg(fd, &reg);
+	if (!ret && index)
+		*index = reg.write_index;
+
+	return ret;
+}
+
+/* DIAG_IOCSUNREG of bit @bit at @addr; 0 or errno */
+static int en_unreg(int fd, void *addr, int bit)
+{
+	struct user_unreg unreg;
+
+	memset(&unreg, 0, sizeof(unreg));
+	unreg.size = sizeof(unreg);
+	unreg.disable_bit = bit;
+	unreg.disable_addr = (__u64)(uintptr_t)addr;
+	if (ioctl(fd, DIAG_IOCSUNREG, &unreg) == -1)
+		return errno;
+	en_untrack(unreg.disable_addr, bit);
+
+	return 0;
+}
+
+/* Remove the registrations the test left */
+static void en_unreg_all(void)
+{
+	struct user_unreg unreg;
+	int fd = ue_open_data();
+
+	if (fd == -1)
+		return;
+	while (en_nregs > 0) {
+		en_nregs--;
+		memset(&unreg, 0, sizeof(unreg));
+		unreg.size = sizeof(unreg);
+		unreg.disable_bit = en_regs[en_nregs].bit;
+		unreg.disable_addr = en_regs[en_nregs].addr;
+		ioctl(fd, DIAG_IOCSUNREG, &unreg);
+	}
+	close(fd);
+}
+
+/* The @size-byte value at @addr */
+static __u64 en_load(const void *addr, int size)
+{
+	if (size == 4)
+		return __atomic_load_n((const __u32 *)addr, __ATOMIC_SEQ_CST);
+
+	return __atomic_load_n((const __u64 *)addr, __ATOMIC_SEQ_CST);
+}
+
+static void en_store(void *addr, int size, __u64 val)
+{
+	if (size == 4)
+		__atomic_store_n((__u32 *)addr, (__u32)val, __ATOMIC_SEQ_CST);
+	else
+		__atomic_store_n((__u64 *)addr, val, __ATOMIC_SEQ_CST);
+}
+
+static bool en_bit(const void *addr, int size, int bit)
+{
+	return (en_load(addr, size) >> bit) & 1;
+}
+
+/*
+ * Wait until bit @bit of the value at @addr is @want, as it becomes when
+ * the kernel had to fault its page in; is it?
+ */
+static bool en_wait_bit(const void *addr, int size, int bit, bool want)
+{
+	long long end = ue_now_ms() + WAIT_MS;
+
+	while (en_bit(addr, size, bit) != want && ue_now_ms() < end)
+		usleep(1000);
+
+	return en_bit(addr, size, bit) == want;
+}
+
+/*
+ * Bit @bit (63: present, 56: mapped by this process only) of the
+ * /proc/self/pagemap entry of the page of @addr; -1 when unknown.  The
+ * tests use it to check that they exercise what they mean to.
+ */
+static int en_pagemap_bit(const void *addr, int bit)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	__u64 entry;
+	ssize_t n;
+
+	if (fd == -1)
+		return -1;
+	n = pread(fd, &entry, sizeof(entry),
+		  (uintptr_t)addr / UE_PAGE_SIZE * sizeof(entry));
+	close(fd);
+	if (n != sizeof(entry))
+		return -1;
+
+	return (entry >> bit) & 1;
+}
+
+#define PM_PRESENT	63
+#define PM_EXCLUSIVE	56
+
+/* Wait until event @name of @system is gone (deleted automatically) */
+static bool en_wait_gone_in(const char *system, const char *name)
+{
+	long long end = ue_now_ms() + WAIT_MS;
+	char rel[256];
+
+	snprintf(rel, sizeof(rel), "events/%s/%s", system, name);
+	while (!access(ue_path(rel), F_OK) && ue_now_ms() < end)
+		usleep(1000);
+
+	return access(ue_path(rel), F_OK) && errno == ENOENT;
+}
+
+static bool en_wait_gone(const char *name)
+{
+	return en_wait_gone_in(USER_EVENTS_SYSTEM, name);
+}
+
+/*
+ * DIAG_IOCSDEL of @name once nothing holds it any more: an exiting
+ * process drops its registrations a little after waitpid() may return.
+ */
+static int en_del_when_free(const char *name)
+{
+	long long end = ue_now_ms() + WAIT_MS;
+	int ret;
+
+	while ((ret = ue_del(name)) == EBUSY && ue_now_ms() < end)
+		usleep(1000);
+
+	return ret;
+}
+
+/*
+ * Has the worker that deletes automatic events dealt with every event
+ * dropped so far?  It has once an automatic event dropped after them,
+ * the sentinel, is gone: the worker takes them in order.
+ */
+static bool en_gc_passed(void)
+{
+	static __u32 word;
+	bool gone = false;
+	int fd = ue_open_data();
+
+	if (fd == -1)
+		return false;
+	if (!en_reg(fd, SENTINEL " u8 s", &word, 4, 0, 0, NULL)) {
+		/* The fd's slot goes first, the enable bit last */
+		close(fd);
+		fd = ue_open_data();
+		if (fd != -1 && !en_unreg(fd, &word, 0))
+			gone = en_wait_gone(SENTINEL);
+	}
+	if (fd != -1)
+		close(fd);
+
+	return gone;
+}
+
+/* Enable or disable @name, an event of user_events_multi ("NAME.ID") */
+static int en_multi_enable(const char *name, bool on)
+{
+	return ue_write_file(ue_system_event_file(MULTI, NULL, name, "enable"),
+			     on ? "1\n" : "0\n", O_TRUNC);
+}
+
+/*
+ * Find the multi-format event NAME.ID of @name whose fields, as listed by
+ * dynamic_events, are @fields; copy "NAME.ID" to @out.  Returns how many
+ * such events dynamic_events lists.
+ */
+static int en_multi_find(const char *name, const char *fields, char *out,
+			 size_t len)
+{
+	char *text = ue_read_file("dynamic_events");
+	char prefix[256], *line, *next, *p;
+	int found = 0;
+
+	if (!text)
+		return -1;
+	snprintf(prefix, sizeof(prefix), "u:%s/%s.", MULTI, name);
+	for (line = text; *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
+		if (strncmp(line, prefix, strlen(prefix)))
+			continue;
+		p = line + strlen(prefix);
+		if (!isxdigit(*p))
+			continue;
+		p += strspn(p, "0123456789abcdef");
+		if (*p != ' ' || strcmp(p + 1, fields))
+			continue;
+		*p = '\0';
+		snprintf(out, len, "%s", line + strlen("u:" MULTI "/"));
+		found++;
+	}
+	free(text);
+
+	return found;
+}
+
+/* Number of user events of all kinds, from dynamic_events; -1 on error */
+static int en_count_events(void)
+{
+	char *text = ue_read_file("dynamic_events");
+	char *line, *next;
+	int count = 0;
+
+	if (!text)
+		return -1;
+	for (line = text; *line; line = next) {
+		next = strchrnul(line, '\n');
+		if (!strncmp(line, "u:", 2))
+			count++;
+		if (*next)
+			next++;
+	}
+	free(text);
+
+	return count;
+}
+
+/* Read kernel.user_events_max; -1 on error */
+static long en_get_max(void)
+{
+	char buf[32];
+	ssize_t n;
+	int fd = open(MAX_PATH, O_RDONLY | O_CLOEXEC);
+
+	if (fd == -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+
+	return strtol(buf, NULL, 10);
+}
+
+/* Write @text to kernel.user_events_max; 0 or errno */
+static int en_set_max_text(const char *text)
+{
+	int fd = open(MAX_PATH, O_WRONLY | O_CLOEXEC);
+	int ret = 0;
+
+	if (fd == -1)
+		return errno;
+	if (write(fd, text, strlen(text)) == -1)
+		ret = errno;
+	close(fd);
+
+	return ret;
+}
+
+static int en_set_max(long max)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%ld\n", max);
+
+	return en_set_max_text(text);
+}
+
+/* Remove every event of the tests, in both systems */
+static void en_cleanup(void)
+{
+	ue_cleanup_events(PREFIX);
+	ue_cleanup_system_events(MULTI, PREFIX);
+}
+
+/* Is user_events_status listing event @name, with or without comment? */
+static bool en_listed(const char *name)
+{
+	char *text = ue_read_file("user_events_status");
+	char key[128];
+	const char *p;
+	bool found = false;
+
+	if (!text)
+		return false;
+	snprintf(key, sizeof(key), ":%s", name);
+	for (p = text; (p = strstr(p, key)); p++) {
+		size_t end = strlen(key);
+
+		if (p[end] == '\n' || p[end] == ' ') {
+			found = true;
+			break;
+		}
+	}
+	free(text);
+
+	return found;
+}
+
+/*
+ * A child process, and two pipes to talk with it: one byte at a time.
+ * The pipes are close-on-exec: the parent reads EOF once the child
+ * exited or exec'd.
+ */
+struct en_child {
+	pid_t pid;
+	int to_child;		/* parent: write end */
+	int from_child;		/* parent: read end */
+	int in;			/* child: read end */
+	int out;		/* child: write end */
+};
+
+/* In a child: report a failed step on stderr, return it as exit code */
+static int en_fail(int step, const char *what)
+{
+	fprintf(stderr, "# child %d (uid %d): step %d: %s (errno: %s)\n",
+		getpid(), getuid(), step, what, strerror(errno));
+
+	return step;
+}
+
+/* In a child: tell the parent @what */
+static bool en_say(struct en_child *c, char what)
+{
+	return write(c->out, &what, 1) == 1;
+}
+
+/* In a child: the next byte the parent sends, or -1 */
+static int en_hear(struct en_child *c)
+{
+	char what;
+
+	return read(c->in, &what, 1) == 1 ? what : -1;
+}
+
+/* The child running, killed by the teardown if a test fails */
+static pid_t en_child_pid;
+
+/* Run @fn(@c, @arg) in a child, whose exit code it gives; 0 or errno */
+static int en_child_start(struct en_child *c,
+			  int (*fn)(struct en_child *c, void *arg), void *arg)
+{
+	int p2c[2], c2p[2];
+
+	if (pipe2(p2c, O_CLOEXEC))
+		return errno;
+	if (pipe2(c2p, O_CLOEXEC)) {
+		close(p2c[0]);
+		close(p2c[1]);
+		return errno;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	c->pid = fork();
+	if (c->pid == 0) {
+		close(p2c[1]);
+		close(c2p[0]);
+		c->in = p2c[0];
+		c->out = c2p[1];
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		_exit(fn(c, arg));
+	}
+	close(p2c[0]);
+	close(c2p[1]);
+	en_child_pid = c->pid;
+	c->to_child = p2c[1];
+	c->from_child = c2p[0];
+	if (c->pid == -1) {
+		close(c->to_child);
+		close(c->from_child);
+		return errno;
+	}
+
+	return 0;
+}
+
+/* In the parent: the next byte the child sends, or -1 (EOF) */
+static int en_child_hear(struct en_child *c)
+{
+	char what;
+
+	return read(c->from_child, &what, 1) == 1 ? what : -1;
+}
+
+static bool en_child_say(struct en_child *c, char what)
+{
+	return write(c->to_child, &what, 1) == 1;
+}
+
+/* Close the pipes and reap the child: its exit code, or -1 */
+static int en_child_finish(struct en_child *c)
+{
+	int status;
+
+	close(c->to_child);
+	close(c->from_child);
+	en_child_pid = 0;
+	if (waitpid(c->pid, &status, 0) != c->pid || !WIFEXITED(status))
+		return -1;
+
+	return WEXITSTATUS(status);
+}
+
+/*
+ * In a child: become uid/gid nobody, in group TEST_GID, keeping nothing
+ * but CAP_PERFMON if @keep_perfmon; 0, or -1 and errno
+ */
+static int en_become_nobody(bool keep_perfmon)
+{
+	struct __user_cap_header_struct head = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+	gid_t groups[1] = { TEST_GID };
+
+	if (keep_perfmon && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
+		return -1;
+	if (setgroups(1, groups) || setgid(NOBODY) || setuid(NOBODY))
+		return -1;
+	if (getuid() != NOBODY || geteuid() != NOBODY) {
+		errno = EPERM;
+		return -1;
+	}
+	if (!keep_perfmon)
+		return 0;
+
+	/* Of all the capabilities kept, CAP_PERFMON only */
+	memset(data, 0, sizeof(data));
+	data[CAP_TO_INDEX(CAP_PERFMON)].effective = CAP_TO_MASK(CAP_PERFMON);
+	data[CAP_TO_INDEX(CAP_PERFMON)].permitted = CAP_TO_MASK(CAP_PERFMON);
+	return syscall(SYS_capset, &head, data);
+}
+
+FIXTURE(en) {
+	int fd;
+	int status_fd;
+	__u8 *status;
+	/* A resident page for the values of enable bits */
+	__u64 *page;
+	struct ue_saved_attrs attrs;
+	/* kernel.user_events_max before the test changed it, else -1 */
+	long max0;
+	int active0;
+};
+
+FIXTURE_SETUP(en)
+{
+	int busy, max;
+
+	self->fd = -1;
+	self->status_fd = -1;
+	self->status = MAP_FAILED;
+	self->page = MAP_FAILED;
+	self->max0 = -1;
+	UE_SKIP_IF_UNAVAILABLE();
+
+	/* Leftovers of an interrupted run */
+	ue_instance_remove(INSTANCE);
+	en_cleanup();
+	ue_del(SENTINEL);
+
+	ASSERT_EQ(0, ue_status_counts(&self->active0, &busy, &max));
+	self->fd = ue_open_data();
+	ASSERT_NE(-1, self->fd);
+	ASSERT_EQ(0, ue_open_status_page(&self->status_fd, &self->status));
+	self->page = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->page);
+	memset(self->page, 0, UE_PAGE_SIZE);
+	ASSERT_EQ(0, ue_ensure_top_buffer_kb(MIN_BUFFER_KB));
+	ASSERT_EQ(0, ue_clear_trace(NULL));
+}
+
+FIXTURE_TEARDOWN(en)
+{
+	/* A child left by a failed check holds registrations of its own */
+	if (en_child_pid > 0) {
+		kill(en_child_pid, SIGKILL);
+		waitpid(en_child_pid, NULL, 0);
+		en_child_pid = 0;
+	}
+	en_unreg_all();
+	if (self->max0 >= 0 && en_set_max(self->max0)) {
+		TH_LOG("cannot restore %s to %ld", MAX_PATH, self->max0);
+		_metadata->passed = 0;
+	}
+	ue_restore_attrs(&self->attrs);
+	if (self->fd != -1)
+		close(self->fd);
+	ue_close_status_page(self->status_fd, self->status);
+	if (self->page != MAP_FAILED)
+		munmap(self->page, UE_PAGE_SIZE);
+	ue_instance_remove(INSTANCE);
+	en_cleanup();
+	ue_del(SENTINEL);
+	ue_clear_trace(NULL);
+	ue_expect_active(_metadata, self->active0);
+}
+
+TEST(abi_numbers)
+{
+	/* The enable bit layout: packed, 28 bytes */
+	ASSERT_EQ(28, sizeof(struct user_reg));
+	ASSERT_EQ(0, offsetof(struct user_reg, size));
+	ASSERT_EQ(4, offsetof(struct user_reg, enable_bit));
+	ASSERT_EQ(5, offsetof(struct user_reg, enable_size));
+	ASSERT_EQ(6, offsetof(struct user_reg, flags));
+	ASSERT_EQ(8, offsetof(struct user_reg, enable_addr));
+	ASSERT_EQ(16, offsetof(struct user_reg, name_args));
+	ASSERT_EQ(24, offsetof(struct user_reg, write_index));
+
+	ASSERT_EQ(16, sizeof(struct user_unreg));
+	ASSERT_EQ(4, offsetof(struct user_unreg, disable_bit));
+	ASSERT_EQ(5, offsetof(struct user_unreg, __reserved));
+	ASSERT_EQ(6, offsetof(struct user_unreg, __reserved2));
+	ASSERT_EQ(8, offsetof(struct user_unreg, disable_addr));
+
+	/* The status page layout, the helpers' copy of it */
+	ASSERT_EQ(24, sizeof(struct ue_status_reg));
+	ASSERT_EQ(8, offsetof(struct ue_status_reg, name_args));
+
+	ASSERT_EQ(0xc0082a00, DIAG_IOCSREG);
+	ASSERT_EQ(0x40082a01, DIAG_IOCSDEL);
+	ASSERT_EQ(0x40082a02, DIAG_IOCSUNREG);
+	ASSERT_EQ(1, USER_EVENT_REG_PERSIST);
+	ASSERT_EQ(2, USER_EVENT_REG_MULTI_FORMAT);
+	ASSERT_STREQ("user_events_multi", USER_EVENTS_MULTI_SYSTEM);
+}
+
+TEST_F(en, reg_sizes)
+{
+	const char *cmd = PREFIX "size u32 v";
+	const char *bad = PREFIX "size_bad u32 v";
+	__u32 *word = (__u32 *)self->page;
+	struct {
+		struct user_reg reg;
+		__u8 tail[UE_PAGE_SIZE];
+	} *big;
+	__u32 size;
+
+	big = calloc(1, sizeof(*big));
+	ASSERT_NE(NULL, big);
+	big->reg.enable_size = 4;
+	big->reg.enable_addr = (__u64)(uintptr_t)word;
+	big->reg.name_args = (__u64)(uintptr_t)bad;
+
+	/* Below 28 only the status page layout's 24 is known */
+	for (size = 0; size < sizeof(struct user_reg); size++) {
+		if (size == sizeof(struct ue_status_reg))
+			continue;
+		big->reg.size = size;
+		ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, big));
+		ASSERT_EQ(EINVAL, errno);
+	}
+
+	/* Bigger than known: the unknown bytes must be zero */
+	big->reg.size = sizeof(struct user_reg) + 1;
+	big->tail[0] = 1;
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, big));
+	ASSERT_EQ(E2BIG, errno);
+	big->tail[0] = 0;
+	big->tail[UE_PAGE_SIZE - sizeof(struct user_reg) - 1] = 1;
+	big->reg.size = UE_PAGE_SIZE;
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, big));
+	ASSERT_EQ(E2BIG, errno);
+	big->tail[UE_PAGE_SIZE - sizeof(struct user_reg) - 1] = 0;
+
+	/* Beyond a page: E2BIG, whatever the bytes */
+	big->reg.size = UE_PAGE_SIZE + 1;
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, big));
+	ASSERT_EQ(E2BIG, errno);
+	big->reg.size = ~0U;
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, big));
+	ASSERT_EQ(E2BIG, errno);
+
+	/* None of that created the event or touched the value */
+	ASSERT_FALSE(ue_event_exists(PREFIX "size_bad"));
+	ASSERT_EQ(0, *word);
+
+	/* 28 and a page with a zero tail: one event, one slot */
+	big->reg.name_args = (__u64)(uintptr_t)cmd;
+	big->reg.size = sizeof(struct user_reg);
+	big->reg.write_index = 77;
+	ASSERT_EQ(0, en_ioctl_reg(self->fd, &big->reg));
+	ASSERT_EQ(0, big->reg.write_index);
+	big->reg.size = UE_PAGE_SIZE;
+	big->reg.enable_bit = 1;
+	big->reg.write_index = 77;
+	ASSERT_EQ(0, en_ioctl_reg(self->fd, &big->reg));
+	ASSERT_EQ(0, big->reg.write_index);
+	ASSERT_TRUE(ue_event_exists(PREFIX "size"));
+	free(big);
+}
+
+TEST_F(en, reg_einval)
+{
+	static const int bad_sizes[] = { 0, 1, 2, 3, 5, 6, 7, 9, 16, 255 };
+	const char *cmd = PREFIX "inval u32 v";
+	__u64 *value = self->page;
+	__u32 idx;
+	int i;
+
+	*value = 0x5a5a5a5a5a5a5a5aULL;
+
+	/* Flags beyond PERSIST and MULTI_FORMAT */
+	ASSERT_EQ(EINVAL, en_reg(self->fd, cmd, value, 8, 0, 1 << 2, NULL));
+	ASSERT_EQ(EINVAL, en_reg(self->fd, cmd, value, 8, 0, 1 << 15, NULL));
+	ASSERT_EQ(EINVAL, en_reg(self->fd, cmd, value, 8, 0, 0xffff, NULL));
+
+	/* Sizes other than 4 and 8 */
+	for (i = 0; i < ARRAY_SIZE(bad_sizes); i++)
+		ASSERT_EQ(EINVAL, en_reg(self->fd, cmd, value, bad_sizes[i], 0,
+					 0, NULL));
+
+	/* Addresses not aligned to the size */
+	for (i = 1; i < 4; i++)
+		ASSERT_EQ(EINVAL, en_reg(self->fd, cmd, (char *)value + i, 4, 0,
+					 0, NULL));
+	for (i = 1; i < 8; i++)
+		ASSERT_EQ(EINVAL, en_reg(self->fd, cmd, (char *)value + i, 8, 0,
+					 0, NULL));
+
+	/* Bits beyond the value */
+	ASSERT_EQ(EINVAL, en_reg(self->fd, cmd, value, 4, 32, 0, NULL));
+	ASSERT_EQ(EINVAL, en_reg(self->fd, cmd, value, 4, 63, 0, NULL));
+	ASSERT_EQ(EINVAL, en_reg(self->fd, cmd, value, 8, 64, 0, NULL));
+	ASSERT_EQ(EINVAL, en_reg(self->fd, cmd, value, 8, 255, 0, NULL));
+
+	/* Nothing was created, nothing written */
+	ASSERT_FALSE(ue_event_exists(PREFIX "inval"));
+	ASSERT_EQ(0x5a5a5a5a5a5a5a5aULL, *value);
+
+	/* The edges that are valid; the first slot is still free */
+	ASSERT_EQ(0, en_reg(self->fd, cmd, value, 4, 31, 0, &idx));
+	ASSERT_EQ(0, idx);
+	ASSERT_EQ(0, en_reg(self->fd, cmd, (char *)value + 4, 4, 31, 0, &idx));
+	ASSERT_EQ(0, idx);
+	ASSERT_EQ(0, en_reg(self->fd, cmd, value + 1, 8, 63, 0, &idx));
+	ASSERT_EQ(0, idx);
+	ASSERT_EQ(0x5a5a5a5a5a5a5a5aULL, *value);
+}
+
+TEST_F(en, reg_efault)
+{
+	const char *cmd = PREFIX "fault u32 v";
+	struct user_reg *reg;
+	char *pages;
+	__u32 idx;
+
+	/* Page 0 read-only, page 1 inaccessible, page 2 unmapped */
+	pages = mmap(NULL, 3 * UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, pages);
+	memset(pages, 0, 2 * UE_PAGE_SIZE);
+	ASSERT_EQ(0, mprotect(pages, UE_PAGE_SIZE, PROT_READ));
+	ASSERT_EQ(0, mprotect(pages + UE_PAGE_SIZE, UE_PAGE_SIZE, PROT_NONE));
+	ASSERT_EQ(0, munmap(pages + 2 * UE_PAGE_SIZE, UE_PAGE_SIZE));
+
+	/* The value not writable */
+	ASSERT_EQ(EFAULT, en_reg(self->fd, cmd, NULL, 4, 0, 0, NULL));
+	ASSERT_EQ(EFAULT, en_reg(self->fd, cmd, pages, 4, 0, 0, NULL));
+	ASSERT_EQ(EFAULT, en_reg(self->fd, cmd, pages + UE_PAGE_SIZE, 8, 0, 0,
+				 NULL));
+	ASSERT_EQ(EFAULT, en_reg(self->fd, cmd, pages + 2 * UE_PAGE_SIZE, 4, 0,
+				 0, NULL));
+	ASSERT_EQ(EFAULT, en_reg(self->fd, cmd, (void *)-8L, 8, 0, 0, NULL));
+	ASSERT_EQ(EFAULT, en_reg(self->fd, cmd, (void *)(1UL << 63), 8, 0, 0,
+				 NULL));
+	ASSERT_EQ(0, *(__u32 *)pages);
+
+	/* The command not readable */
+	ASSERT_EQ(EFAULT, en_reg(self->fd, NULL, self->page, 4, 0, 0, NULL));
+	ASSERT_EQ(EFAULT, en_reg(self->fd, pages + UE_PAGE_SIZE, self->page, 4,
+				 0, 0, NULL));
+
+	/* The struct readable, but its write_index not writable */
+	ASSERT_EQ(0, mprotect(pages, UE_PAGE_SIZE, PROT_READ | PROT_WRITE));
+	reg = (struct user_reg *)pages;
+	reg->size = sizeof(*reg);
+	reg->enable_size = 4;
+	reg->enable_addr = (__u64)(uintptr_t)self->page;
+	reg->name_args = (__u64)(uintptr_t)cmd;
+	ASSERT_EQ(0, mprotect(pages, UE_PAGE_SIZE, PROT_READ));
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, reg));
+	ASSERT_EQ(EFAULT, errno);
+
+	/* The struct running into the inaccessible page */
+	ASSERT_EQ(0, mprotect(pages, UE_PAGE_SIZE, PROT_READ | PROT_WRITE));
+	reg = (struct user_reg *)(pages + UE_PAGE_SIZE - 8);
+	reg->size = sizeof(*reg);
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, reg));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, pages + UE_PAGE_SIZE));
+	ASSERT_EQ(EFAULT, errno);
+
+	/* Nothing made, no slot used, the bit untouched */
+	ASSERT_FALSE(ue_event_exists(PREFIX "fault"));
+	ASSERT_EQ(0, self->page[0]);
+	ASSERT_EQ(0, en_reg(self->fd, cmd, self->page, 4, 0, 0, &idx));
+	ASSERT_EQ(0, idx);
+	ASSERT_EQ(0, munmap(pages, 2 * UE_PAGE_SIZE));
+}
+
+TEST_F(en, reg_outputs)
+{
+	const char *cmd = PREFIX "out u32 v";
+	struct user_reg reg, before;
+	__u32 idx;
+	int ro;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.enable_bit = 9;
+	reg.enable_size = 8;
+	reg.flags = 0;
+	reg.enable_addr = (__u64)(uintptr_t)(self->page + 3);
+	reg.name_args = (__u64)(uintptr_t)cmd;
+	reg.write_index = 0xdeadbeef;
+	before = reg;
+
+	/* The write index is the only output */
+	ASSERT_EQ(0, en_ioctl_reg(self->fd, &reg));
+	ASSERT_EQ(0, reg.write_index);
+	reg.write_index = before.write_index;
+	ASSERT_EQ(0, memcmp(&before, &reg, sizeof(reg)));
+
+	/* A second event takes the next slot */
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "out2", self->page, 4, 0, 0,
+			    &idx));
+	ASSERT_EQ(1, idx);
+
+	/* The ioctls need a writable fd */
+	ro = ue_open("user_events_data", O_RDONLY);
+	ASSERT_NE(-1, ro);
+	ASSERT_EQ(EBADF, en_reg(ro, cmd, self->page + 4, 4, 0, 0, NULL));
+	ASSERT_EQ(EBADF, en_unreg(ro, self->page + 3, 9));
+	close(ro);
+	ASSERT_EQ(0, en_unreg(self->fd, self->page + 3, 9));
+}
+
+TEST_F(en, reg_eaddrinuse)
+{
+	const char *a = PREFIX "inuse_a u32 v";
+	const char *b = PREFIX "inuse_b u32 v";
+	__u32 *word = (__u32 *)self->page;
+	__u32 idx;
+	int fd2;
+
+	ASSERT_EQ(0, en_reg(self->fd, a, word, 4, 0, 0, &idx));
+	ASSERT_EQ(0, idx);
+
+	/* Same address and bit: for the same event and for any other */
+	ASSERT_EQ(EADDRINUSE, en_reg(self->fd, a, word, 4, 0, 0, NULL));
+	ASSERT_EQ(EADDRINUSE, en_reg(self->fd, b, word, 4, 0, 0, NULL));
+	ASSERT_EQ(EADDRINUSE, en_reg(self->fd, b, word, 8, 0, 0, NULL));
+	ASSERT_FALSE(ue_event_exists(PREFIX "inuse_b"));
+
+	/* Through another fd of the same process too */
+	fd2 = ue_open_data();
+	ASSERT_NE(-1, fd2);
+	ASSERT_EQ(EADDRINUSE, en_reg(fd2, a, word, 4, 0, 0, NULL));
+	ASSERT_EQ(EADDRINUSE, en_reg(fd2, b, word, 4, 0, 0, NULL));
+	ASSERT_FALSE(ue_event_exists(PREFIX "inuse_b"));
+
+	/* The failures took no slot; other bits of the word are free */
+	ASSERT_EQ(0, en_reg(fd2, b, word, 4, 1, 0, &idx));
+	ASSERT_EQ(0, idx);
+	ASSERT_EQ(0, en_reg(self->fd, b, word, 4, 2, 0, &idx));
+	ASSERT_EQ(1, idx);
+	close(fd2);
+
+	/* The first registration is still in place */
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "inuse_a", true));
+	ASSERT_EQ(1, *word);
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "inuse_a", false));
+	ASSERT_EQ(0, *word);
+}
+
+/* In the program's data and bss, the usual home of enable bits */
+static __u32 data_word = 0x100;
+static __u64 bss_word;
+
+TEST_F(en, static_variables)
+{
+	const char *name = PREFIX "static";
+
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "static u32 v", &data_word, 4, 0,
+			    0, NULL));
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "static u32 v", &bss_word, 8, 40,
+			    0, NULL));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(0x101, data_word);
+	ASSERT_EQ(1ULL << 40, bss_word);
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(0x100, data_word);
+	ASSERT_EQ(0, bss_word);
+}
+
+FIXTURE(bit) {
+	FIXTURE_DATA(en) en;
+};
+
+/* One value: its size, the bit used, its offset in the page */
+FIXTURE_VARIANT(bit) {
+	int size;
+	int bit;
+	int offset;
+};
+
+FIXTURE_VARIANT_ADD(bit, u32_bit0) {
+	.size = 4, .bit = 0, .offset = 8,
+};
+
+/* The upper half of a 64-bit word */
+FIXTURE_VARIANT_ADD(bit, u32_bit31_upper_half) {
+	.size = 4, .bit = 31, .offset = 12,
+};
+
+FIXTURE_VARIANT_ADD(bit, u64_bit0) {
+	.size = 8, .bit = 0, .offset = 8,
+};
+
+FIXTURE_VARIANT_ADD(bit, u64_bit31) {
+	.size = 8, .bit = 31, .offset = 8,
+};
+
+FIXTURE_VARIANT_ADD(bit, u64_bit63) {
+	.size = 8, .bit = 63, .offset = 8,
+};
+
+FIXTURE_SETUP(bit)
+{
+	en_setup(_metadata, &self->en, NULL);
+}
+
+FIXTURE_TEARDOWN(bit)
+{
+	en_teardown(_metadata, &self->en, NULL);
+}
+
+/* Is everything around the value at @offset in @page still 0xa5? */
+static bool neighbours_intact(const __u8 *page, int offset, int size)
+{
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		if ((i < offset || i >= offset + size) && page[i] != 0xa5)
+			return false;
+	}
+
+	return true;
+}
+
+TEST_F_TIMEOUT(bit, attach_detach, LONG_TIMEOUT)
+{
+	const char *name = PREFIX "bit";
+	int size = variant->size, nr = variant->bit;
+	__u8 *page = (__u8 *)self->en.page;
+	void *value = page + variant->offset;
+	void *late = page + 512 + variant->offset;
+	__u64 mask = 1ULL << nr;
+	__u64 ones = size == 4 ? 0xffffffffULL : ~0ULL;
+	struct ue_perf_ring ring;
+	__u32 idx, v, raw[16];
+	char *text;
+	int id;
+
+	/* The other bits set, and the bytes around the value marked */
+	memset(page, 0xa5, 64);
+	en_store(value, size, ones & ~mask);
+	ASSERT_EQ(0, en_reg(self->en.fd, PREFIX "bit u32 v", value, size, nr,
+			    0, &idx));
+	ASSERT_EQ(0, idx);
+	ASSERT_EQ(ones & ~mask, en_load(value, size));
+	id = ue_event_id(name);
+	ASSERT_LT(0, id);
+
+	/* ftrace: set when enable returns, cleared when disable does */
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(ones, en_load(value, size));
+	v = 1234;
+	ASSERT_EQ(8, ue_emit(self->en.fd, idx, &v, sizeof(v)));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(ones & ~mask, en_load(value, size));
+	ASSERT_TRUE(neighbours_intact(page, variant->offset, size));
+	text = ue_trace_collect(NULL, name);
+	ASSERT_NE(NULL, text);
+	ASSERT_STREQ("v=1234\n", text);
+	free(text);
+
+	/* perf: the same */
+	ASSERT_EQ(0, ue_perf_ring_open(&ring, id, 1));
+	ASSERT_EQ(ones, en_load(value, size));
+	v = 0xabcdef01;
+	ASSERT_EQ(8, ue_emit(self->en.fd, idx, &v, sizeof(v)));
+	ASSERT_LE(12, ue_perf_raw_sample(&ring, 0, raw, sizeof(raw)));
+	/* Common fields (type first), then the payload */
+	ASSERT_EQ(id, raw[0] & 0xffff);
+	ASSERT_EQ(0xabcdef01, raw[2]);
+	ue_perf_ring_close(&ring);
+	ASSERT_EQ(ones & ~mask, en_load(value, size));
+	ASSERT_TRUE(neighbours_intact(page, variant->offset, size));
+
+	/* Registered while attached: set by the registration */
+	en_store(late, size, 0);
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(ones, en_load(value, size));
+	ASSERT_EQ(0, en_reg(self->en.fd, PREFIX "bit u32 v", late, size, nr,
+			    0, &idx));
+	ASSERT_EQ(0, idx);
+	ASSERT_EQ(mask, en_load(late, size));
+
+	/* Unregistering clears it, though the event stays enabled */
+	ASSERT_EQ(0, en_unreg(self->en.fd, late, nr));
+	ASSERT_EQ(0, en_load(late, size));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(0, en_load(late, size));
+	ASSERT_EQ(ones, en_load(value, size));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(ones & ~mask, en_load(value, size));
+	ASSERT_TRUE(neighbours_intact(page, variant->offset, size));
+}
+
+TEST_F(en, consumers)
+{
+	const char *name = PREFIX "cons";
+	__u32 *word = (__u32 *)self->page;
+	int perf_fd;
+
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "cons u32 v", word, 4, 5, 0,
+			    NULL));
+	ASSERT_EQ(0, ue_instance_create(INSTANCE));
+
+	/* Set while any consumer is attached, cleared after the last */
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(1 << 5, *word);
+	ASSERT_EQ(0, ue_enable(INSTANCE, name, true));
+	ASSERT_EQ(1 << 5, *word);
+	perf_fd = ue_perf_open(ue_event_id(name), 0, -1);
+	ASSERT_NE(-1, perf_fd);
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(1 << 5, *word);
+	ASSERT_EQ(0, ue_enable(INSTANCE, name, false));
+	ASSERT_EQ(1 << 5, *word);
+	close(perf_fd);
+	ASSERT_EQ(0, *word);
+
+	/* An instance removed with the event enabled detaches it too */
+	ASSERT_EQ(0, ue_enable(INSTANCE, name, true));
+	ASSERT_EQ(1 << 5, *word);
+	ASSERT_EQ(0, ue_instance_remove(INSTANCE));
+	ASSERT_EQ(0, *word);
+}
+
+TEST_F(en, bits_of_one_word)
+{
+	const char *a = PREFIX "word_a", *b = PREFIX "word_b";
+	__u32 *word = (__u32 *)self->page;
+	__u32 base = 0x80000001, idx_a, idx_b, idx;
+	__u32 v = 5;
+	char *text;
+
+	/* Bits 0 and 31 are the program's; a on 3 and 5, b on 4 */
+	*word = base;
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "word_a u32 v", word, 4, 3, 0,
+			    &idx_a));
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "word_b u32 v", word, 4, 4, 0,
+			    &idx_b));
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "word_a u32 v", word, 4, 5, 0,
+			    &idx));
+	ASSERT_EQ(0, idx_a);
+	ASSERT_EQ(1, idx_b);
+	ASSERT_EQ(idx_a, idx);
+	ASSERT_EQ(base, *word);
+
+	ASSERT_EQ(0, ue_enable(NULL, a, true));
+	ASSERT_EQ(base | 1 << 3 | 1 << 5, *word);
+	ASSERT_EQ(0, ue_enable(NULL, b, true));
+	ASSERT_EQ(base | 1 << 3 | 1 << 4 | 1 << 5, *word);
+	ASSERT_EQ(8, ue_emit(self->fd, idx_a, &v, sizeof(v)));
+	v = 6;
+	ASSERT_EQ(8, ue_emit(self->fd, idx_b, &v, sizeof(v)));
+	ASSERT_EQ(0, ue_enable(NULL, a, false));
+	ASSERT_EQ(base | 1 << 4, *word);
+
+	/* One of a's bits gone: the other one still follows a */
+	ASSERT_EQ(0, en_unreg(self->fd, word, 3));
+	ASSERT_EQ(0, ue_enable(NULL, a, true));
+	ASSERT_EQ(base | 1 << 4 | 1 << 5, *word);
+	ASSERT_EQ(0, ue_enable(NULL, b, false));
+	ASSERT_EQ(base | 1 << 5, *word);
+	ASSERT_EQ(0, ue_enable(NULL, a, false));
+	ASSERT_EQ(base, *word);
+
+	text = ue_trace_collect(NULL, a);
+	ASSERT_NE(NULL, text);
+	ASSERT_STREQ("v=5\n", text);
+	free(text);
+	text = ue_trace_collect(NULL, b);
+	ASSERT_NE(NULL, text);
+	ASSERT_STREQ("v=6\n", text);
+	free(text);
+}
+
+struct flipper {
+	__u32 *word;
+	bool stop;
+	unsigned long flips;
+};
+
+/* Flip bits 8-15 of the word, atomically, until told to stop */
+static void *flip_bits(void *arg)
+{
+	struct flipper *f = arg;
+
+	while (!__atomic_load_n(&f->stop, __ATOMIC_RELAXED)) {
+		__atomic_fetch_xor(f->word, 0xff00, __ATOMIC_SEQ_CST);
+		f->flips++;
+	}
+
+	return NULL;
+}
+
+TEST_F_TIMEOUT(en, only_the_bit_changes, LONG_TIMEOUT)
+{
+	const char *name = PREFIX "atomic";
+	struct flipper f = { .word = (__u32 *)self->page };
+	int i, wrong = 0;
+	pthread_t thread;
+
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "atomic u32 v", f.word, 4, 0, 0,
+			    NULL));
+
+	/*
+	 * The kernel sets and clears bit 0 while the program changes bits
+	 * 8-15: none of the program's changes may be lost
+	 */
+	ASSERT_EQ(0, pthread_create(&thread, NULL, flip_bits, &f));
+	for (i = 0; i < 10; i++) {
+		if (ue_enable(NULL, name, true) || !(*f.word & 1))
+			wrong++;
+		if (ue_enable(NULL, name, false) || (*f.word & 1))
+			wrong++;
+	}
+	__atomic_store_n(&f.stop, true, __ATOMIC_RELAXED);
+	pthread_join(thread, NULL);
+	ASSERT_EQ(0, wrong);
+	ASSERT_LT(0, f.flips);
+	ASSERT_EQ(f.flips & 1 ? 0xff00 : 0, *f.word);
+}
+
+TEST_F(en, unregister)
+{
+	const char *name = PREFIX "unreg";
+	__u32 *word = (__u32 *)self->page;
+	struct {
+		struct user_unreg unreg;
+		__u8 tail[8];
+	} big;
+	struct user_unreg *edge;
+	char *pages;
+	int ro;
+
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "unreg u32 v", word, 4, 2, 0,
+			    NULL));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(1 << 2, *word);
+
+	/* Malformed: EINVAL, and the registration stays */
+	memset(&big, 0, sizeof(big));
+	big.unreg.disable_bit = 2;
+	big.unreg.disable_addr = (__u64)(uintptr_t)word;
+	for (big.unreg.size = 0; big.unreg.size < sizeof(big.unreg);
+	     big.unreg.size++) {
+		ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSUNREG, &big));
+		ASSERT_EQ(EINVAL, errno);
+	}
+	big.unreg.size = sizeof(big.unreg);
+	big.unreg.__reserved = 1;
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSUNREG, &big));
+	ASSERT_EQ(EINVAL, errno);
+	big.unreg.__reserved = 0;
+	big.unreg.__reserved2 = 0x100;
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSUNREG, &big));
+	ASSERT_EQ(EINVAL, errno);
+	big.unreg.__reserved2 = 0;
+
+	/* Bigger: the tail must be zero, and at most a page */
+	big.unreg.size = sizeof(big);
+	big.tail[7] = 1;
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSUNREG, &big));
+	ASSERT_EQ(E2BIG, errno);
+	big.tail[7] = 0;
+	big.unreg.size = UE_PAGE_SIZE + 1;
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSUNREG, &big));
+	ASSERT_EQ(E2BIG, errno);
+
+	/* Unreadable */
+	pages = mmap(NULL, 2 * UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, pages);
+	ASSERT_EQ(0, mprotect(pages + UE_PAGE_SIZE, UE_PAGE_SIZE, PROT_NONE));
+	edge = (struct user_unreg *)(pages + UE_PAGE_SIZE - 8);
+	edge->size = sizeof(*edge);
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSUNREG, edge));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSUNREG, pages + UE_PAGE_SIZE));
+	ASSERT_EQ(EFAULT, errno);
+	munmap(pages, 2 * UE_PAGE_SIZE);
+
+	/* No such registration: ENOENT */
+	ASSERT_EQ(ENOENT, en_unreg(self->fd, word, 3));
+	ASSERT_EQ(ENOENT, en_unreg(self->fd, word + 1, 2));
+	ASSERT_EQ(ENOENT, en_unreg(self->fd, NULL, 0));
+	ASSERT_EQ(1 << 2, *word);
+
+	/* A zero tail is fine: unregistered, and the bit cleared at once */
+	big.unreg.size = sizeof(big);
+	ASSERT_EQ(0, ioctl(self->fd, DIAG_IOCSUNREG, &big));
+	en_untrack((__u64)(uintptr_t)word, 2);
+	ASSERT_EQ(0, *word);
+	ASSERT_EQ(ENOENT, en_unreg(self->fd, word, 2));
+
+	/* The bit is not maintained any more */
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(0, *word);
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+
+	/* Read-only fds cannot unregister */
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "unreg u32 v", word, 4, 2, 0,
+			    NULL));
+	ro = ue_open("user_events_data", O_RDONLY);
+	ASSERT_NE(-1, ro);
+	ASSERT_EQ(EBADF, en_unreg(ro, word, 2));
+	close(ro);
+	ASSERT_EQ(0, en_unreg(self->fd, word, 2));
+}
+
+TEST_F(en, reregister)
+{
+	__u32 *word = (__u32 *)self->page;
+	const char *a = PREFIX "again_a", *b = PREFIX "again_b";
+	__u32 idx;
+
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "again_a u32 v", word, 4, 7, 0,
+			    &idx));
+	ASSERT_EQ(0, idx);
+	ASSERT_EQ(0, en_unreg(self->fd, word, 7));
+
+	/* The same bit again: same event, same slot, maintained again */
+	ASSERT_EQ(0, ue_enable(NULL, a, true));
+	ASSERT_EQ(0, *word);
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "again_a u32 v", word, 4, 7, 0,
+			    &idx));
+	ASSERT_EQ(0, idx);
+	ASSERT_EQ(1 << 7, *word);
+	ASSERT_EQ(0, ue_enable(NULL, a, false));
+	ASSERT_EQ(0, *word);
+	ASSERT_EQ(0, en_unreg(self->fd, word, 7));
+
+	/* For another event: it follows that one now */
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "again_b u32 v", word, 4, 7, 0,
+			    &idx));
+	ASSERT_EQ(1, idx);
+	ASSERT_EQ(0, ue_enable(NULL, a, true));
+	ASSERT_EQ(0, *word);
+	ASSERT_EQ(0, ue_enable(NULL, b, true));
+	ASSERT_EQ(1 << 7, *word);
+	ASSERT_EQ(0, ue_enable(NULL, b, false));
+	ASSERT_EQ(0, *word);
+	ASSERT_EQ(0, ue_enable(NULL, a, false));
+}
+
+TEST_F(en, fd_close_keeps_registration)
+{
+	const char *name = PREFIX "close";
+	__u32 *word = (__u32 *)self->page;
+	int fd2;
+
+	/* Made in dynamic_events: only the registration holds it */
+	ASSERT_EQ(0, ue_dyn("u:" PREFIX "close u32 v"));
+	fd2 = ue_open_data();
+	ASSERT_NE(-1, fd2);
+	ASSERT_EQ(0, en_reg(fd2, PREFIX "close u32 v", word, 4, 0, 0, NULL));
+	close(fd2);
+
+	/* Closing the fd kept the registration */
+	ASSERT_EQ(EBUSY, ue_del(name));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(1, *word);
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(0, *word);
+
+	/* Any fd unregisters it; then the event can go */
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(0, en_unreg(self->fd, word, 0));
+	ASSERT_EQ(0, *word);
+	ASSERT_EQ(EBUSY, ue_del(name));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(0, ue_del(name));
+}
+
+struct thread_reg {
+	int fd;
+	void *addr;
+	int bit;
+	int ret;
+	__u32 idx;
+};
+
+static void *thread_register(void *arg)
+{
+	struct thread_reg *t = arg;
+
+	t->ret = en_reg(t->fd, PREFIX "thr u32 v", t->addr, 4, t->bit, 0,
+			&t->idx);
+
+	return NULL;
+}
+
+static void *thread_unregister(void *arg)
+{
+	struct thread_reg *t = arg;
+
+	t->ret = en_unreg(t->fd, t->addr, t->bit);
+
+	return NULL;
+}
+
+TEST_F(en, threads_share)
+{
+	const char *name = PREFIX "thr";
+	__u32 *word = (__u32 *)self->page;
+	struct thread_reg t = { .fd = self->fd, .addr = word, .bit = 1 };
+	pthread_t thread;
+	__u32 v = 9;
+	char *text;
+
+	/* A thread registers and ends: its registration stays */
+	ASSERT_EQ(0, pthread_create(&thread, NULL, thread_register, &t));
+	pthread_join(thread, NULL);
+	ASSERT_EQ(0, t.ret);
+	ASSERT_EQ(0, t.idx);
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(1 << 1, *word);
+	ASSERT_EQ(8, ue_emit(self->fd, t.idx, &v, sizeof(v)));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(0, *word);
+
+	/* It is the main thread's as well */
+	ASSERT_EQ(EADDRINUSE, en_reg(self->fd, PREFIX "thr u32 v", word, 4, 1,
+				     0, NULL));
+
+	/* And the other way round: a thread unregisters the main's */
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "thr u32 v", word, 4, 2, 0,
+			    NULL));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(1 << 1 | 1 << 2, *word);
+	t.bit = 2;
+	ASSERT_EQ(0, pthread_create(&thread, NULL, thread_unregister, &t));
+	pthread_join(thread, NULL);
+	ASSERT_EQ(0, t.ret);
+	ASSERT_EQ(1 << 1, *word);
+	ASSERT_EQ(0, en_unreg(self->fd, word, 1));
+	ASSERT_EQ(0, *word);
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+
+	text = ue_trace_collect(NULL, name);
+	ASSERT_NE(NULL, text);
+	ASSERT_STREQ("v=9\n", text);
+	free(text);
+}
+
+struct clone_ctx {
+	int fd;
+	__u32 *word;
+	int ret;
+};
+
+/* A child sharing the address space: registers, and exits */
+static int clone_vm_child(void *arg)
+{
+	struct clone_ctx *x = arg;
+
+	x->ret = en_reg(x->fd, PREFIX "clone u32 v", x->word, 4, 0, 0, NULL);
+
+	return 0;
+}
+
+TEST_F(en, clone_vm_shares)
+{
+	struct clone_ctx x = { .fd = self->fd, .word = (__u32 *)self->page };
+	const char *name = PREFIX "clone";
+	size_t stack_size = 64 * 1024;
+	int status;
+	char *stack;
+	pid_t pid;
+
+	stack = malloc(stack_size);
+	ASSERT_NE(NULL, stack);
+	x.ret = -1;
+	pid = clone(clone_vm_child, stack + stack_size, CLONE_VM | SIGCHLD,
+		    &x);
+	ASSERT_NE(-1, pid);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	free(stack);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, x.ret);
+
+	/* Its registration is the parent's too, and outlived its exit */
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(1, *x.word);
+	ASSERT_EQ(EADDRINUSE, en_reg(self->fd, PREFIX "clone u32 v", x.word, 4,
+				     0, 0, NULL));
+	ASSERT_EQ(0, en_unreg(self->fd, x.word, 0));
+	ASSERT_EQ(0, *x.word);
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+}
+
+struct fork_ctx {
+	int fd;
+	__u32 idx;
+	__u32 *word;
+};
+
+/*
+ * The child of the fork test: its copies of x (word[0]) and y (word[1])
+ * follow the event, on pages the fork made copy-on-write.
+ */
+static int fork_child(struct en_child *c, void *arg)
+{
+	struct fork_ctx *x = arg;
+	__u32 v = 77;
+
+	if (en_hear(c) != 'e')
+		return en_fail(1, "no word from the parent");
+	if (!en_wait_bit(&x->word[0], 4, 0, true) ||
+	    !en_wait_bit(&x->word[1], 4, 0, true))
+		return en_fail(2, "the child's bits were not set");
+	if (ue_emit(x->fd, x->idx, &v, sizeof(v)) != 8)
+		return en_fail(3, "write with the inherited fd");
+	if (en_reg(x->fd, PREFIX "fork u32 v", &x->word[0], 4, 0, 0,
+		   NULL) != EADDRINUSE)
+		return en_fail(4, "registering its copy again was not EADDRINUSE");
+	if (en_unreg(x->fd, &x->word[0], 0))
+		return en_fail(5, "unregister its copy of x");
+	if (en_bit(&x->word[0], 4, 0))
+		return en_fail(6, "x still set after unregistering it");
+	if (!en_say(c, 'u') || en_hear(c) != 'd')
+		return en_fail(7, "no word from the parent");
+	/* Disabled: y follows, x stays clear */
+	if (!en_wait_bit(&x->word[1], 4, 0, false) || en_bit(&x->word[0], 4, 0))
+		return en_fail(8, "bits after the event was disabled");
+	if (!en_say(c, 'D') || en_hear(c) != 'E')
+		return en_fail(9, "no word from the parent");
+	/* The parent unregistered its y: the child's y still follows */
+	if (!en_wait_bit(&x->word[1], 4, 0, true) || en_bit(&x->word[0], 4, 0))
+		return en_fail(10, "bits after the event was enabled again");
+	if (!en_say(c, 'k') || en_hear(c) != 'q')
+		return en_fail(11, "no word from the parent");
+
+	return 0;
+}
+
+TEST_F_TIMEOUT(en, fork_copies, LONG_TIMEOUT)
+{
+	const char *name = PREFIX "fork";
+	struct fork_ctx x = { .fd = self->fd, .word = (__u32 *)self->page };
+	struct en_child c;
+	char *text;
+
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "fork u32 v", &x.word[0], 4, 0, 0,
+			    &x.idx));
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "fork u32 v", &x.word[1], 4, 0, 0,
+			    NULL));
+	ASSERT_EQ(0, en_child_start(&c, fork_child, &x));
+
+	/* Both processes' bits set; the pages are copy-on-write now */
+	ASSERT_NE(1, en_pagemap_bit(x.word, PM_EXCLUSIVE));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_TRUE(en_wait_bit(&x.word[0], 4, 0, true));
+	ASSERT_TRUE(en_wait_bit(&x.word[1], 4, 0, true));
+	ASSERT_TRUE(en_child_say(&c, 'e'));
+
+	/* The child unregistered its x: the parent's stays */
+	ASSERT_EQ('u', en_child_hear(&c));
+	ASSERT_EQ(3, x.word[0] | x.word[1] << 1);
+	ASSERT_EQ(EADDRINUSE, en_reg(self->fd, PREFIX "fork u32 v", &x.word[0],
+				     4, 0, 0, NULL));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(0, x.word[0] | x.word[1]);
+	ASSERT_TRUE(en_child_say(&c, 'd'));
+
+	/* The parent unregisters its y: the child's stays */
+	ASSERT_EQ('D', en_child_hear(&c));
+	ASSERT_EQ(0, en_unreg(self->fd, &x.word[1], 0));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(1, x.word[0]);
+	ASSERT_EQ(0, x.word[1]);
+	ASSERT_TRUE(en_child_say(&c, 'E'));
+	ASSERT_EQ('k', en_child_hear(&c));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_TRUE(en_child_say(&c, 'q'));
+	ASSERT_EQ(0, en_child_finish(&c));
+
+	/* The child's write went through the inherited slot */
+	text = ue_trace_collect(NULL, name);
+	ASSERT_NE(NULL, text);
+	ASSERT_STREQ("v=77\n", text);
+	free(text);
+}
+
+/*
+ * Register, in a child, p (made persistent by the parent) on word[0],
+ * a (new, automatic) on word[1] and, unless @exec, r (new, automatic)
+ * on word[2]; close the fd; report, then exec or exit.
+ */
+struct drop_ctx {
+	__u32 *word;
+	bool exec;
+};
+
+static int drop_child(struct en_child *c, void *arg)
+{
+	struct drop_ctx *x = arg;
+	int fd = ue_open_data();
+
+	if (fd == -1)
+		return en_fail(1, "open user_events_data");
+	if (!x->exec && en_reg(fd, PREFIX "drop_r u32 v", &x->word[2], 4, 0,
+			       0, NULL))
+		return en_fail(2, "register r");
+	if (en_reg(fd, PREFIX "drop_a u32 v", &x->word[1], 4, 0, 0, NULL))
+		return en_fail(3, "register a");
+	if (en_reg(fd, PREFIX "drop_p u32 v", &x->word[0], 4, 0, 0, NULL))
+		return en_fail(4, "register p");
+	close(fd);
+	if (!en_say(c, 'r'))
+		return en_fail(5, "pipe");
+
+	if (x->exec) {
+		static char * const argv[] = { "enable_test", NULL };
+		static char * const envp[] = { EXEC_ENV "=1", NULL };
+
+		if (dup2(c->in, 0) != 0)
+			return en_fail(6, "dup2");
+		execve("/proc/self/exe", argv, envp);
+		return en_fail(7, "execve");
+	}
+
+	/* r enabled by the parent, in the child's memory */
+	if (en_hear(c) != 'e')
+		return en_fail(8, "no word from the parent");
+	if (!en_wait_bit(&x->word[2], 4, 0, true) || x->word[0] || x->word[1])
+		return en_fail(9, "bits with r enabled");
+	if (!en_say(c, 'E') || en_hear(c) != 'x')
+		return en_fail(10, "no word from the parent");
+
+	return 0;
+}
+
+TEST_F_TIMEOUT(en, exit_drops, LONG_TIMEOUT)
+{
+	struct drop_ctx x = { .word = (__u32 *)self->page };
+	const char *r = PREFIX "drop_r";
+	struct en_child c;
+
+	ASSERT_EQ(0, ue_dyn("u:" PREFIX "drop_p u32 v"));
+	ASSERT_EQ(0, en_child_start(&c, drop_child, &x));
+	ASSERT_EQ('r', en_child_hear(&c));
+
+	/* The child's enable bits hold all three */
+	ASSERT_EQ(EBUSY, ue_del(PREFIX "drop_p"));
+	ASSERT_EQ(EBUSY, ue_del(PREFIX "drop_a"));
+	ASSERT_EQ(EBUSY, ue_del(r));
+
+	/* r gets recorded in the trace buffer */
+	ASSERT_EQ(0, ue_enable(NULL, r, true));
+	ASSERT_TRUE(en_child_say(&c, 'e'));
+	ASSERT_EQ('E', en_child_hear(&c));
+	ASSERT_EQ(0, ue_enable(NULL, r, false));
+	ASSERT_TRUE(en_child_say(&c, 'x'));
+	ASSERT_EQ(0, en_child_finish(&c));
+
+	/*
+	 * Its exit dropped them: p can be deleted, a went by itself and r,
+	 * once recorded, stays until deleted (a was dropped after r)
+	 */
+	ASSERT_EQ(0, en_del_when_free(PREFIX "drop_p"));
+	ASSERT_TRUE(en_wait_gone(PREFIX "drop_a"));
+	ASSERT_TRUE(ue_event_exists(r));
+	ASSERT_EQ(0, ue_del(r));
+	ASSERT_FALSE(ue_event_exists(r));
+}
+
+TEST_F_TIMEOUT(en, exec_drops, LONG_TIMEOUT)
+{
+	struct drop_ctx x = { .word = (__u32 *)self->page, .exec = true };
+	struct en_child c;
+
+	ASSERT_EQ(0, ue_dyn("u:" PREFIX "drop_p u32 v"));
+	ASSERT_EQ(0, en_child_start(&c, drop_child, &x));
+	ASSERT_EQ('r', en_child_hear(&c));
+	ASSERT_EQ(EBUSY, ue_del(PREFIX "drop_p"));
+	ASSERT_EQ(EBUSY, ue_del(PREFIX "drop_a"));
+
+	/* EOF: the exec closed the pipe, the old address space is gone */
+	ASSERT_EQ(-1, en_child_hear(&c));
+	ASSERT_EQ(0, en_del_when_free(PREFIX "drop_p"));
+	ASSERT_TRUE(en_wait_gone(PREFIX "drop_a"));
+
+	/* While the new image still runs */
+	ASSERT_EQ(0, waitpid(c.pid, NULL, WNOHANG));
+	ASSERT_EQ(0, en_child_finish(&c));
+}
+
+/*
+ * A child registers on its view of a shared page, drops the page from its
+ * page table and exits when told: the parent attaches perf meanwhile, so
+ * the kernel may be faulting the page in while the child's address space
+ * goes away.
+ */
+static int exit_faulting_child(struct en_child *c, void *arg)
+{
+	__u32 *word = arg;
+	int fd = ue_open_data();
+
+	if (fd == -1)
+		return en_fail(1, "open user_events_data");
+	if (en_reg(fd, PREFIX "fexit u32 v", word, 4, 0, 0, NULL))
+		return en_fail(2, "register");
+	close(fd);
+	if (madvise(word, UE_PAGE_SIZE, MADV_DONTNEED))
+		return en_fail(3, "madvise");
+	if (!en_say(c, 'r') || en_hear(c) != 'x')
+		return en_fail(4, "no word from the parent");
+
+	return 0;
+}
+
+TEST_F_TIMEOUT(en, vfork_exec_keeps, LONG_TIMEOUT)
+{
+	static char * const argv[] = { "enable_test", NULL };
+	static char * const envp[] = { EXEC_ENV "=1", NULL };
+	const char *name = PREFIX "vfork";
+	__u32 *word = (__u32 *)self->page;
+	int in[2], status;
+	pid_t pid;
+
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "vfork u32 v", word, 4, 0, 0,
+			    NULL));
+	ASSERT_EQ(0, pipe2(in, O_CLOEXEC));
+
+	/*
+	 * The child's exec leaves the address space it shared: that is
+	 * not the end of it, nor of its registrations
+	 */
+	pid = vfork();
+	if (pid == 0) {
+		if (dup2(in[0], 0) == 0)
+			execve("/proc/self/exe", argv, envp);
+		_exit(1);
+	}
+	close(in[0]);
+	ASSERT_NE(-1, pid);
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(1, *word);
+	ASSERT_EQ(EBUSY, ue_del(name));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(0, *word);
+	ASSERT_EQ(0, waitpid(pid, NULL, WNOHANG));
+	close(in[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, en_unreg(self->fd, word, 0));
+}
+
+TEST_F_TIMEOUT(en, exit_while_faulting_in, LONG_TIMEOUT)
+{
+	const char *name = PREFIX "fexit";
+	struct en_child c;
+	__u32 *word;
+	int i, mfd, perf_fd;
+
+	mfd = memfd_create("ue_en_fexit", MFD_CLOEXEC);
+	ASSERT_NE(-1, mfd);
+	ASSERT_EQ(0, ftruncate(mfd, UE_PAGE_SIZE));
+	word = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    mfd, 0);
+	ASSERT_NE(MAP_FAILED, word);
+
+	for (i = 0; i < 5; i++) {
+		*word = 0;
+		ASSERT_EQ(0, en_child_start(&c, exit_faulting_child, word));
+		ASSERT_EQ('r', en_child_hear(&c));
+		perf_fd = ue_perf_open(ue_event_id(name), 0, -1);
+		ASSERT_NE(-1, perf_fd);
+		/* Sooner or later after the attach */
+		if (i & 1)
+			usleep(i * 1000);
+		ASSERT_TRUE(en_child_say(&c, 'x'));
+		ASSERT_EQ(0, en_child_finish(&c));
+		close(perf_fd);
+		/* Automatic, and only perf traced it: gone with the child */
+		ASSERT_TRUE(en_wait_gone(name));
+	}
+	munmap(word, UE_PAGE_SIZE);
+	close(mfd);
+}
+
+TEST_F_TIMEOUT(en, page_not_present, LONG_TIMEOUT)
+{
+	const char *name = PREFIX "absent";
+	__u32 *word;
+	int mfd;
+
+	/* A shared page stays in the page cache, out of the page table */
+	mfd = memfd_create("ue_en_absent", MFD_CLOEXEC);
+	ASSERT_NE(-1, mfd);
+	ASSERT_EQ(0, ftruncate(mfd, UE_PAGE_SIZE));
+	word = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    mfd, 0);
+	ASSERT_NE(MAP_FAILED, word);
+	*word = 0xf0f0f0f0;
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "absent u32 v", word, 4, 0, 0,
+			    NULL));
+
+	ASSERT_EQ(0, madvise(word, UE_PAGE_SIZE, MADV_DONTNEED));
+	ASSERT_NE(1, en_pagemap_bit(word, PM_PRESENT));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_TRUE(en_wait_bit(word, 4, 0, true));
+	ASSERT_EQ(0xf0f0f0f1, *word);
+
+	ASSERT_EQ(0, madvise(word, UE_PAGE_SIZE, MADV_DONTNEED));
+	ASSERT_NE(1, en_pagemap_bit(word, PM_PRESENT));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_TRUE(en_wait_bit(word, 4, 0, false));
+	ASSERT_EQ(0xf0f0f0f0, *word);
+
+	/*
+	 * The registering or unregistering task faults the page in itself:
+	 * the bit is written when the ioctl returns
+	 */
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_TRUE(en_wait_bit(word, 4, 0, true));
+	ASSERT_EQ(0, madvise(word, UE_PAGE_SIZE, MADV_DONTNEED));
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "absent u32 v", word, 4, 1, 0,
+			    NULL));
+	ASSERT_EQ(0xf0f0f0f3, *word);
+	ASSERT_EQ(0, madvise(word, UE_PAGE_SIZE, MADV_DONTNEED));
+	ASSERT_EQ(0, en_unreg(self->fd, word, 0));
+	ASSERT_EQ(0xf0f0f0f2, *word);
+	ASSERT_EQ(0, madvise(word, UE_PAGE_SIZE, MADV_DONTNEED));
+	ASSERT_EQ(0, en_unreg(self->fd, word, 1));
+	ASSERT_EQ(0xf0f0f0f0, *word);
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+
+	munmap(word, UE_PAGE_SIZE);
+	close(mfd);
+}
+
+TEST_F_TIMEOUT(en, page_untouched, LONG_TIMEOUT)
+{
+	const char *name = PREFIX "fresh";
+	__u64 *fresh;
+
+	fresh = mmap(NULL, 2 * UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, fresh);
+	ASSERT_NE(1, en_pagemap_bit(fresh, PM_PRESENT));
+
+	/* Registered on a page never touched, while enabled: set at once */
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "fresh u32 v", self->page, 4, 0,
+			    0, NULL));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "fresh u32 v", fresh, 8, 63, 0,
+			    NULL));
+	ASSERT_EQ(1ULL << 63, *fresh);
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(0, *fresh);
+
+	/*
+	 * Gone from the page table again: the next write of the bit faults
+	 * a new zero page in
+	 */
+	ASSERT_EQ(0, madvise(fresh, UE_PAGE_SIZE, MADV_DONTNEED));
+	ASSERT_NE(1, en_pagemap_bit(fresh, PM_PRESENT));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_TRUE(en_wait_bit(fresh, 8, 63, true));
+	ASSERT_EQ(1ULL << 63, *fresh);
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(0, *fresh);
+
+	/* And the second page, registered never touched while disabled */
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "fresh u32 v",
+			    fresh + UE_PAGE_SIZE / 8, 4, 3, 0, NULL));
+	ASSERT_EQ(0, madvise(fresh + UE_PAGE_SIZE / 8, UE_PAGE_SIZE,
+			     MADV_DONTNEED));
+	ASSERT_NE(1, en_pagemap_bit(fresh + UE_PAGE_SIZE / 8, PM_PRESENT));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_TRUE(en_wait_bit(fresh + UE_PAGE_SIZE / 8, 4, 3, true));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_TRUE(en_wait_bit(fresh + UE_PAGE_SIZE / 8, 4, 3, false));
+
+	ASSERT_EQ(0, en_unreg(self->fd, fresh, 63));
+	ASSERT_EQ(0, en_unreg(self->fd, fresh + UE_PAGE_SIZE / 8, 3));
+	munmap(fresh, 2 * UE_PAGE_SIZE);
+}
+
+TEST_F(en, page_unmapped)
+{
+	const char *name = PREFIX "gone";
+	__u32 *word, *again;
+	int fd2;
+
+	word = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, word);
+	*word = 0;
+
+	/* Only the registration holds the event */
+	ASSERT_EQ(0, ue_dyn("u:" PREFIX "gone u32 v"));
+	fd2 = ue_open_data();
+	ASSERT_NE(-1, fd2);
+	ASSERT_EQ(0, en_reg(fd2, PREFIX "gone u32 v", word, 4, 4, 0, NULL));
+	close(fd2);
+	ASSERT_EQ(0, munmap(word, UE_PAGE_SIZE));
+
+	/* Nothing to write to: nothing happens, the registration stays */
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(EBUSY, ue_del(name));
+
+	/* Memory there again: written at the next change */
+	again = mmap(word, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	ASSERT_EQ(word, again);
+	*again = 0x100;
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(0x100, *again);
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(0x110, *again);
+	ASSERT_EQ(0, munmap(again, UE_PAGE_SIZE));
+
+	/* Unregistering with nothing mapped works, and frees the event */
+	ASSERT_EQ(0, en_unreg(self->fd, word, 4));
+	ASSERT_EQ(ENOENT, en_unreg(self->fd, word, 4));
+	ASSERT_EQ(EBUSY, ue_del(name));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(0, ue_del(name));
+}
+
+TEST_F(en, page_read_only)
+{
+	const char *name = PREFIX "ro";
+	__u32 *word;
+
+	word = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, word);
+	*word = 0x40;
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "ro u32 v", word, 4, 1, 0, NULL));
+
+	/* Read-only: the bit is not set, and nothing else happens */
+	ASSERT_EQ(0, mprotect(word, UE_PAGE_SIZE, PROT_READ));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(0x40, *word);
+	usleep(200 * 1000);
+	ASSERT_EQ(0x40, *word);
+
+	/* Writable again (and written): the next change writes it */
+	ASSERT_EQ(0, mprotect(word, UE_PAGE_SIZE, PROT_READ | PROT_WRITE));
+	*word = 0x40;
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(0x40, *word);
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(0x42, *word);
+
+	/* Read-only while set: it stays set */
+	ASSERT_EQ(0, mprotect(word, UE_PAGE_SIZE, PROT_READ));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(0x42, *word);
+	ASSERT_EQ(0, mprotect(word, UE_PAGE_SIZE, PROT_READ | PROT_WRITE));
+	*word = 0x42;
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(0x42, *word);
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(0x40, *word);
+
+	/* Unregistering a read-only value works; it cannot be cleared */
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(0x42, *word);
+	ASSERT_EQ(0, mprotect(word, UE_PAGE_SIZE, PROT_READ));
+	ASSERT_EQ(0, en_unreg(self->fd, word, 1));
+	ASSERT_EQ(ENOENT, en_unreg(self->fd, word, 1));
+	ASSERT_EQ(0x42, *word);
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	munmap(word, UE_PAGE_SIZE);
+}
+
+TEST_F_TIMEOUT(en, automatic_events, LONG_TIMEOUT)
+{
+	const char *name = PREFIX "auto";
+	__u32 *word = (__u32 *)self->page;
+	int fd2, perf_fd;
+
+	/* Held by a slot of an open fd after unregistering */
+	fd2 = ue_open_data();
+	ASSERT_NE(-1, fd2);
+	ASSERT_EQ(0, en_reg(fd2, PREFIX "auto u32 v", word, 4, 0, 0, NULL));
+	ASSERT_EQ(0, en_unreg(fd2, word, 0));
+	ASSERT_TRUE(ue_event_exists(name));
+	ASSERT_EQ(EBUSY, ue_del(name));
+	close(fd2);
+	ASSERT_TRUE(en_wait_gone(name));
+
+	/* Held by the enable bit after closing the fd */
+	fd2 = ue_open_data();
+	ASSERT_NE(-1, fd2);
+	ASSERT_EQ(0, en_reg(fd2, PREFIX "auto u32 v", word, 4, 0, 0, NULL));
+	close(fd2);
+	ASSERT_TRUE(ue_event_exists(name));
+	ASSERT_EQ(EBUSY, ue_del(name));
+
+	/* Held by perf, which records nothing in a trace buffer */
+	perf_fd = ue_perf_open(ue_event_id(name), 0, -1);
+	ASSERT_NE(-1, perf_fd);
+	ASSERT_EQ(1, *word);
+	ASSERT_EQ(0, en_unreg(self->fd, word, 0));
+	ASSERT_TRUE(ue_event_exists(name));
+	close(perf_fd);
+	ASSERT_TRUE(en_wait_gone(name));
+}
+
+TEST_F_TIMEOUT(en, recorded_automatic_event_stays, LONG_TIMEOUT)
+{
+	const char *name = PREFIX "rec";
+	__u32 *word = (__u32 *)self->page;
+	__u32 idx, v = 3;
+	char *text;
+	int fd2;
+
+	fd2 = ue_open_data();
+	ASSERT_NE(-1, fd2);
+	ASSERT_EQ(0, en_reg(fd2, PREFIX "rec u32 v", word, 4, 0, 0, &idx));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(8, ue_emit(fd2, idx, &v, sizeof(v)));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	close(fd2);
+	ASSERT_EQ(0, en_unreg(self->fd, word, 0));
+
+	/* Nothing holds it, but the buffer has its record: it stays */
+	ASSERT_TRUE(en_gc_passed());
+	ASSERT_TRUE(ue_event_exists(name));
+	text = ue_trace_collect(NULL, name);
+	ASSERT_NE(NULL, text);
+	ASSERT_STREQ("v=3\n", text);
+	free(text);
+
+	/* Until deleted */
+	ASSERT_EQ(0, ue_del(name));
+	ASSERT_FALSE(ue_event_exists(name));
+}
+
+TEST_F_TIMEOUT(en, persistent_events, LONG_TIMEOUT)
+{
+	static const char * const names[] = {
+		PREFIX "keep_flag", PREFIX "keep_later", PREFIX "keep_status",
+		PREFIX "keep_dyn",
+	};
+	__u32 *word = (__u32 *)self->page;
+	struct ue_status_reg sreg;
+	int fd2, i;
+
+	fd2 = ue_open_data();
+	ASSERT_NE(-1, fd2);
+
+	/* Persistent from the start */
+	ASSERT_EQ(0, en_reg(fd2, PREFIX "keep_flag u32 v", word, 4, 0,
+			    USER_EVENT_REG_PERSIST, NULL));
+
+	/* Automatic ones made persistent: by the flag, later */
+	ASSERT_EQ(0, en_reg(fd2, PREFIX "keep_later u32 v", word, 4, 1, 0,
+			    NULL));
+	ASSERT_EQ(0, en_reg(fd2, PREFIX "keep_later u32 v", word, 4, 2,
+			    USER_EVENT_REG_PERSIST, NULL));
+
+	/* By a status page registration, which gives it a status byte */
+	ASSERT_EQ(0, en_reg(fd2, PREFIX "keep_status u32 v", word, 4, 3, 0,
+			    NULL));
+	ASSERT_FALSE(en_listed(names[2]));
+	ASSERT_EQ(0, ue_reg(fd2, PREFIX "keep_status u32 v", &sreg));
+
+	/* By dynamic_events */
+	ASSERT_EQ(0, en_reg(fd2, PREFIX "keep_dyn u32 v", word, 4, 4, 0,
+			    NULL));
+	ASSERT_EQ(0, ue_dyn("u:" PREFIX "keep_dyn u32 v"));
+
+	close(fd2);
+	for (i = 0; i <= 4; i++)
+		ASSERT_EQ(0, en_unreg(self->fd, word, i));
+
+	/* Nothing holds them, and they stay */
+	ASSERT_TRUE(en_gc_passed());
+	for (i = 0; i < 4; i++) {
+		ASSERT_TRUE(ue_event_exists(names[i]));
+		ASSERT_EQ(0, ue_del(names[i]));
+	}
+	ASSERT_EQ(0, *word);
+}
+
+/*
+ * As nobody in group TEST_GID, given user_events_data: register n1 with
+ * USER_EVENT_REG_PERSIST (EPERM, needing CAP_PERFMON), then without
+ * (automatic); with CAP_PERFMON, register n2 persistent.
+ */
+struct nobody_ctx {
+	__u32 *word;
+	bool perfmon;
+};
+
+static int nobody_child(struct en_child *c, void *arg)
+{
+	struct nobody_ctx *x = arg;
+	int fd;
+
+	if (en_become_nobody(x->perfmon))
+		return en_fail(1, "become nobody");
+	fd = ue_open_data();
+	if (fd == -1)
+		return en_fail(2, "open user_events_data");
+
+	if (x->perfmon) {
+		if (en_reg(fd, PREFIX "nobody_p u32 v", x->word, 4, 0,
+			   USER_EVENT_REG_PERSIST, NULL))
+			return en_fail(3, "PERSIST with CAP_PERFMON");
+		if (en_unreg(fd, x->word, 0))
+			return en_fail(4, "unregister");
+		close(fd);
+		return 0;
+	}
+
+	if (en_reg(fd, PREFIX "nobody_a u32 v", x->word, 4, 0,
+		   USER_EVENT_REG_PERSIST, NULL) != EPERM)
+		return en_fail(5, "PERSIST without CAP_PERFMON was not EPERM");
+	if (en_reg(fd, PREFIX "nobody_a u32 v", x->word, 4, 0,
+		   USER_EVENT_REG_PERSIST | USER_EVENT_REG_MULTI_FORMAT,
+		   NULL) != EPERM)
+		return en_fail(6, "PERSIST|MULTI_FORMAT was not EPERM");
+	if (!en_say(c, 'p') || en_hear(c) != 'g')
+		return en_fail(7, "no word from the parent");
+	if (en_reg(fd, PREFIX "nobody_a u32 v", x->word, 4, 0, 0, NULL))
+		return en_fail(8, "register without PERSIST");
+	if (!en_say(c, 'r') || en_hear(c) != 'g')
+		return en_fail(9, "no word from the parent");
+	if (en_unreg(fd, x->word, 0))
+		return en_fail(10, "unregister");
+	close(fd);
+
+	return 0;
+}
+
+TEST_F_TIMEOUT(en, persist_needs_perfmon, LONG_TIMEOUT)
+{
+	struct nobody_ctx x = { .word = (__u32 *)self->page };
+	struct en_child c;
+
+	/* The admin hands user_events_data to the group */
+	ASSERT_EQ(0, ue_grant_dirs(&self->attrs, TEST_GID));
+	ASSERT_EQ(0, ue_grant(&self->attrs, ue_path("user_events_data"),
+			      TEST_GID, 0060));
+
+	ASSERT_EQ(0, en_child_start(&c, nobody_child, &x));
+	ASSERT_EQ('p', en_child_hear(&c));
+	ASSERT_FALSE(ue_event_exists(PREFIX "nobody_a"));
+	ASSERT_TRUE(en_child_say(&c, 'g'));
+	ASSERT_EQ('r', en_child_hear(&c));
+	ASSERT_TRUE(ue_event_exists(PREFIX "nobody_a"));
+	ASSERT_EQ(EBUSY, ue_del(PREFIX "nobody_a"));
+	ASSERT_TRUE(en_child_say(&c, 'g'));
+	ASSERT_EQ(0, en_child_finish(&c));
+	/* Automatic: gone once the child dropped it */
+	ASSERT_TRUE(en_wait_gone(PREFIX "nobody_a"));
+
+	/* CAP_PERFMON alone is enough */
+	x.perfmon = true;
+	ASSERT_EQ(0, en_child_start(&c, nobody_child, &x));
+	ASSERT_EQ(0, en_child_finish(&c));
+	ASSERT_TRUE(en_gc_passed());
+	ASSERT_TRUE(ue_event_exists(PREFIX "nobody_p"));
+	ASSERT_EQ(0, ue_del(PREFIX "nobody_p"));
+}
+
+/* Does format file of @name (NAME.ID) describe field @field like this? */
+static bool multi_format_has(const char *name, const char *field)
+{
+	char *text = ue_read_file(ue_system_event_file(MULTI, NULL, name,
+							 "format"));
+	bool found;
+
+	if (!text)
+		return false;
+	found = strstr(text, field);
+	free(text);
+
+	return found;
+}
+
+TEST_F_TIMEOUT(en, multi_format, LONG_TIMEOUT)
+{
+	const char *name = PREFIX "multi";
+	__u64 *word = self->page;
+	char n1[96], n2[96], line[256];
+	struct ue_status_reg sreg;
+	__u32 i1, i2, idx, a = 0x11223344;
+	__u64 b = 0x1122334455667788ULL, raw[8];
+	struct ue_perf_ring ring;
+	__u16 plain = 7;
+	char *text, *id;
+
+	/* One name, two formats at once, beside a plain event of the name */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "multi u16 c", &sreg));
+	ASSERT_EQ(0, sreg.write_index);
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "multi u32 a", word, 8, 0,
+			    USER_EVENT_REG_MULTI_FORMAT, &i1));
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "multi u64 b", word, 8, 1,
+			    USER_EVENT_REG_MULTI_FORMAT, &i2));
+	ASSERT_EQ(1, i1);
+	ASSERT_EQ(2, i2);
+
+	/* A known format gets its event */
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "multi u32 a", word, 8, 2,
+			    USER_EVENT_REG_MULTI_FORMAT, &idx));
+	ASSERT_EQ(i1, idx);
+
+	/* NAME.ID each, listed in dynamic_events, not in user_events_status */
+	ASSERT_EQ(1, en_multi_find(name, "u32 a", n1, sizeof(n1)));
+	ASSERT_EQ(1, en_multi_find(name, "u64 b", n2, sizeof(n2)));
+	ASSERT_STRNE(n1, n2);
+	snprintf(line, sizeof(line), "u:%s u16 c", name);
+	text = ue_read_file("dynamic_events");
+	ASSERT_NE(NULL, text);
+	ASSERT_TRUE(ue_has_line(text, line));
+	free(text);
+	ASSERT_TRUE(en_listed(name));
+	ASSERT_FALSE(en_listed(n1));
+	ASSERT_FALSE(en_listed(n2));
+	ASSERT_TRUE(multi_format_has(n1, "field:u32 a;\toffset:8;\tsize:4;\tsigned:0;"));
+	ASSERT_TRUE(multi_format_has(n2, "field:u64 b;\toffset:8;\tsize:8;\tsigned:0;"));
+
+	/* Each its own bits, and its own records */
+	ASSERT_EQ(0, en_multi_enable(n1, true));
+	ASSERT_EQ(1 << 0 | 1 << 2, *word);
+	ASSERT_EQ(0, en_multi_enable(n2, true));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(7, *word);
+	id = ue_read_file(ue_system_event_file(MULTI, NULL, n2, "id"));
+	ASSERT_NE(NULL, id);
+	ASSERT_EQ(0, ue_perf_ring_open(&ring, atoi(id), 1));
+	ASSERT_EQ(8, ue_emit(self->fd, i1, &a, sizeof(a)));
+	ASSERT_EQ(12, ue_emit(self->fd, i2, &b, sizeof(b)));
+
+	/* Decoded by perf as the format says: type, then b at offset 8 */
+	ASSERT_LE(16, ue_perf_raw_sample(&ring, 0, raw, sizeof(raw)));
+	ue_perf_ring_close(&ring);
+	ASSERT_EQ(atoi(id), raw[0] & 0xffff);
+	ASSERT_EQ(b, raw[1]);
+	free(id);
+	ASSERT_EQ(6, ue_emit(self->fd, sreg.write_index, &plain,
+			     sizeof(plain)));
+	ASSERT_EQ(0, en_multi_enable(n1, false));
+	ASSERT_EQ(1 << 1, *word);
+	ASSERT_EQ(0, en_multi_enable(n2, false));
+	ASSERT_EQ(0, *word);
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+
+	text = ue_trace_collect(NULL, n1);
+	ASSERT_NE(NULL, text);
+	ASSERT_STREQ("a=287454020\n", text);
+	free(text);
+	text = ue_trace_collect(NULL, n2);
+	ASSERT_NE(NULL, text);
+	ASSERT_STREQ("b=1234605616436508552\n", text);
+	free(text);
+	text = ue_trace_collect(NULL, name);
+	ASSERT_NE(NULL, text);
+	ASSERT_STREQ("c=7\n", text);
+	free(text);
+}
+
+TEST_F_TIMEOUT(en, multi_format_delete, LONG_TIMEOUT)
+{
+	const char *name = PREFIX "mdel";
+	__u32 *word = (__u32 *)self->page;
+	char n1[96], n2[96], n3[96], cmd[256];
+	int fd2;
+
+	fd2 = ue_open_data();
+	ASSERT_NE(-1, fd2);
+	ASSERT_EQ(0, en_reg(fd2, PREFIX "mdel u32 a", word, 4, 0,
+			    USER_EVENT_REG_MULTI_FORMAT | USER_EVENT_REG_PERSIST,
+			    NULL));
+	ASSERT_EQ(0, en_reg(fd2, PREFIX "mdel u64 b", word, 4, 1,
+			    USER_EVENT_REG_MULTI_FORMAT | USER_EVENT_REG_PERSIST,
+			    NULL));
+	ASSERT_EQ(0, en_reg(fd2, PREFIX "mdel u8 c", word, 4, 2,
+			    USER_EVENT_REG_MULTI_FORMAT, NULL));
+	ASSERT_EQ(1, en_multi_find(name, "u32 a", n1, sizeof(n1)));
+	ASSERT_EQ(1, en_multi_find(name, "u64 b", n2, sizeof(n2)));
+	ASSERT_EQ(1, en_multi_find(name, "u8 c", n3, sizeof(n3)));
+
+	/* Busy while registered, by either way of deleting */
+	snprintf(cmd, sizeof(cmd), "!u:%s/%s", MULTI, n1);
+	ASSERT_EQ(EBUSY, ue_dyn(cmd));
+	ASSERT_EQ(EBUSY, ue_del(n2));
+	close(fd2);
+	ASSERT_EQ(0, en_unreg(self->fd, word, 0));
+	ASSERT_EQ(0, en_unreg(self->fd, word, 1));
+	ASSERT_EQ(0, en_unreg(self->fd, word, 2));
+
+	/* The automatic one goes, the persistent ones stay */
+	ASSERT_TRUE(en_wait_gone_in(MULTI, n3));
+	ASSERT_EQ(0, en_multi_find(name, "u8 c", n3, sizeof(n3)));
+	ASSERT_EQ(1, en_multi_find(name, "u32 a", n1, sizeof(n1)));
+
+	/* "!u:user_events_multi/NAME.ID" and DIAG_IOCSDEL of NAME.ID */
+	ASSERT_EQ(0, ue_dyn(cmd));
+	ASSERT_EQ(ENOENT, ue_dyn(cmd));
+	ASSERT_EQ(0, en_multi_find(name, "u32 a", n1, sizeof(n1)));
+	ASSERT_EQ(ENOENT, ue_del(name));
+	ASSERT_EQ(0, ue_del(n2));
+	ASSERT_EQ(ENOENT, ue_del(n2));
+	ASSERT_EQ(0, en_multi_find(name, "u64 b", n2, sizeof(n2)));
+}
+
+TEST_F_TIMEOUT(en, user_events_max, LONG_TIMEOUT)
+{
+	const char *first = PREFIX "max_a u32 v", *next = PREFIX "max_b u32 v";
+	__u32 *word = (__u32 *)self->page;
+	struct ue_status_reg sreg;
+	struct ue_log_entry e;
+	int count;
+
+	self->max0 = en_get_max();
+	ASSERT_EQ(MAX_DEFAULT, self->max0);
+	ASSERT_EQ(EINVAL, en_set_max_text("-1\n"));
+	ASSERT_EQ(MAX_DEFAULT, en_get_max());
+
+	/* Room for one more event, once pending deletions are done */
+	ASSERT_TRUE(en_gc_passed());
+	count = en_count_events();
+	ASSERT_LE(0, count);
+	ASSERT_EQ(0, en_set_max(count + 1));
+	ASSERT_EQ(0, en_reg(self->fd, first, word, 4, 0,
+			    USER_EVENT_REG_PERSIST, NULL));
+
+	/* No new event of any kind, by any way */
+	ASSERT_EQ(0, ue_clear_error_log());
+	ASSERT_EQ(EMFILE, en_reg(self->fd, next, word, 4, 1, 0, NULL));
+	ASSERT_EQ(0, ue_last_error(&e));
+	ASSERT_STREQ("Too many events, see kernel.user_events_max", e.msg);
+	ASSERT_STREQ(next, e.cmd);
+	ASSERT_EQ(EMFILE, en_reg(self->fd, next, word, 4, 1,
+				 USER_EVENT_REG_MULTI_FORMAT, NULL));
+	ASSERT_EQ(EMFILE, en_reg(self->fd, first, word, 4, 1,
+				 USER_EVENT_REG_MULTI_FORMAT, NULL));
+	ASSERT_EQ(EMFILE, ue_reg(self->fd, next, &sreg));
+	ASSERT_EQ(EMFILE, ue_dyn("u:" PREFIX "max_b u32 v"));
+	ASSERT_FALSE(ue_event_exists(PREFIX "max_b"));
+	ASSERT_EQ(count + 1, en_count_events());
+
+	/* Existing events still register, both ways */
+	ASSERT_EQ(0, en_reg(self->fd, first, word, 4, 1, 0, NULL));
+	ASSERT_EQ(0, ue_reg(self->fd, first, &sreg));
+	ASSERT_EQ(0, ue_dyn("u:" PREFIX "max_a u32 v"));
+
+	/* Also with the limit below the count */
+	ASSERT_EQ(0, en_set_max(0));
+	ASSERT_EQ(0, en_reg(self->fd, first, word, 4, 2, 0, NULL));
+	ASSERT_EQ(EMFILE, en_reg(self->fd, next, word, 4, 3, 0, NULL));
+
+	/* Room again */
+	ASSERT_EQ(0, en_set_max(count + 2));
+	ASSERT_EQ(0, en_reg(self->fd, next, word, 4, 3,
+			    USER_EVENT_REG_PERSIST, NULL));
+	ASSERT_EQ(0, en_set_max(self->max0));
+	ASSERT_EQ(MAX_DEFAULT, en_get_max());
+}
+
+TEST_F(en, both_layouts_one_fd)
+{
+	const char *name = PREFIX "both";
+	__u32 *word = (__u32 *)self->page;
+	struct ue_status_reg sreg;
+	__u32 idx, v = 31;
+	char *text;
+	int perf_fd;
+
+	/* The same event, the same slot */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "both u32 v", &sreg));
+	ASSERT_EQ(0, sreg.write_index);
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "both u32 v", word, 4, 6, 0,
+			    &idx));
+	ASSERT_EQ(sreg.write_index, idx);
+	ASSERT_EQ(0, self->status[sreg.status_index]);
+	ASSERT_EQ(0, *word);
+
+	/* The byte and the bit agree */
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[sreg.status_index]);
+	ASSERT_EQ(1 << 6, *word);
+	perf_fd = ue_perf_open(ue_event_id(name), 0, -1);
+	ASSERT_NE(-1, perf_fd);
+	ASSERT_EQ(EVENT_STATUS_FTRACE | EVENT_STATUS_PERF,
+		  self->status[sreg.status_index]);
+	ASSERT_EQ(1 << 6, *word);
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(EVENT_STATUS_PERF, self->status[sreg.status_index]);
+	ASSERT_EQ(1 << 6, *word);
+	close(perf_fd);
+	ASSERT_EQ(0, self->status[sreg.status_index]);
+	ASSERT_EQ(0, *word);
+
+	/* One write path */
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(8, ue_emit(self->fd, idx, &v, sizeof(v)));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	text = ue_trace_collect(NULL, name);
+	ASSERT_NE(NULL, text);
+	ASSERT_STREQ("v=31\n", text);
+	free(text);
+	ASSERT_EQ(-ENOENT, ue_emit(self->fd, idx + 1, &v, sizeof(v)));
+	ASSERT_EQ(-EINVAL, ue_emit(self->fd, idx, &v, 2));
+
+	/* Unregistering the bit leaves the status byte working */
+	ASSERT_EQ(0, en_unreg(self->fd, word, 6));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[sreg.status_index]);
+	ASSERT_EQ(0, *word);
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+}
+
+TEST_F(en, status_byte_given_later)
+{
+	const char *name = PREFIX "later";
+	__u32 *word = (__u32 *)self->page;
+	struct ue_status_reg sreg;
+	int active, busy, max, fd2;
+	char *text;
+
+	/* Registered with an enable bit only: no status byte, not listed */
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "later u32 v", word, 4, 0, 0,
+			    NULL));
+	ASSERT_FALSE(en_listed(name));
+	ASSERT_EQ(0, ue_status_counts(&active, &busy, &max));
+	ASSERT_EQ(self->active0, active);
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(1, *word);
+
+	/* A status page program registers it: its byte agrees already */
+	fd2 = ue_open_data();
+	ASSERT_NE(-1, fd2);
+	ASSERT_EQ(0, ue_reg(fd2, PREFIX "later u32 v", &sreg));
+	ASSERT_EQ(0, sreg.write_index);
+	ASSERT_NE(0, sreg.status_index);
+	ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[sreg.status_index]);
+	text = ue_read_file("user_events_status");
+	ASSERT_NE(NULL, text);
+	ASSERT_TRUE(ue_status_has(text, sreg.status_index, name, "ftrace"));
+	free(text);
+	ASSERT_EQ(0, ue_status_counts(&active, &busy, &max));
+	ASSERT_EQ(self->active0 + 1, active);
+
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_EQ(0, self->status[sreg.status_index]);
+	ASSERT_EQ(0, *word);
+	close(fd2);
+}
+
+TEST_HARNESS_MAIN
