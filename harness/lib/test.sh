@@ -290,9 +290,11 @@ cmd_test() {
 		flavour_use "$f"
 		test_build || continue
 		built+=("$f")
-		# Compiler and sparse warnings, once: with the first kernel built.
+		# Compiler and sparse warnings and the installed UAPI header
+		# (harness/lib/headerabi.sh), once: with the first kernel built.
 		if ((first)); then
 			check_warnings
+			check_header_abi
 			first=0
 		fi
 	done
