@@ -30,13 +30,18 @@ tap_check() {
 	tap_result "$status" "$desc" "$out"
 }
 
+# tap_skip COUNT REASON: report the next COUNT tests as skipped.
+tap_skip() {
+	local i
+	for ((i = 0; i < $1; i++)); do
+		TAP_N=$((TAP_N + 1))
+		echo "ok $TAP_N # SKIP $2"
+	done
+}
+
 # tap_skip_rest TOTAL REASON: report the tests up to TOTAL as skipped.
 tap_skip_rest() {
-	local total=$1 reason=$2
-	while ((TAP_N < total)); do
-		TAP_N=$((TAP_N + 1))
-		echo "ok $TAP_N # SKIP $reason"
-	done
+	tap_skip $(($1 - TAP_N)) "$2"
 }
 
 # tap_lines DESC FILE EXPECTED...: ok if FILE has, in order, one line

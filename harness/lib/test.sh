@@ -201,42 +201,6 @@ check_warnings() {
 	done
 }
 
-# --- UAPI header compatibility ---------------------------------------------------
-
-# A program written for 5.18's <linux/user_events.h>: struct iovec and
-# writev() without <sys/uio.h>, which that header brought in.
-HEADER_COMPAT_SRC=$HARNESS_DIR/checks/header-compat.c
-
-# check_header_compat: compile HEADER_COMPAT_SRC against the installed
-# headers with -Wall -Werror as it is, and with <sys/uio.h> included before
-# and after <linux/user_events.h>; one result each.
-check_header_compat() {
-	local tmp variant out defines
-	local -A how=([plain]="without <sys/uio.h>"
-		[UIO_BEFORE]="<sys/uio.h> included before <linux/user_events.h>"
-		[UIO_AFTER]="<sys/uio.h> included after <linux/user_events.h>")
-	if [[ ! -f $HDR_DIR/include/linux/user_events.h ]]; then
-		printf '  FAIL header-compat: no installed header in %s\n' "$HDR_DIR/include"
-		record header-compat 0 1 0
-		return
-	fi
-	tmp=$(mktemp -d)
-	for variant in plain UIO_BEFORE UIO_AFTER; do
-		defines=()
-		[[ $variant == plain ]] || defines=(-D"$variant")
-		if out=$(gcc -Wall -Werror -O2 "${defines[@]}" -isystem "$HDR_DIR/include" \
-			-o "$tmp/prog" "$HEADER_COMPAT_SRC" 2>&1); then
-			record header-compat 1 0 0
-		else
-			printf '  FAIL header-compat: %s, %s\n' "$(basename "$HEADER_COMPAT_SRC")" \
-				"${how[$variant]}"
-			printf '%s\n' "$out" | sed 's/^/       | /'
-			record header-compat 0 1 0
-		fi
-	done
-	rm -rf "$tmp"
-}
-
 # --- Main -----------------------------------------------------------------
 
 # test_summary: per-check table, then the final count line.
@@ -326,11 +290,11 @@ cmd_test() {
 		flavour_use "$f"
 		test_build || continue
 		built+=("$f")
-		# Compiler and sparse warnings and the installed UAPI header,
-		# once: with the first kernel built.
+		# Compiler and sparse warnings and the installed UAPI header
+		# (harness/lib/headerabi.sh), once: with the first kernel built.
 		if ((first)); then
 			check_warnings
-			check_header_compat
+			check_headers
 			first=0
 		fi
 	done

@@ -1,28 +1,33 @@
 #!/bin/bash
-# perf record on the sample program's event: every write is one sample and
+# perf record on each sample program's event: every write is one sample and
 # perf script decodes every field, the __rel_loc and __data_loc strings too.
+# perf parses the event's name before it starts the sample, so the event
+# must exist then (sample_hold).
+# shellcheck source-path=SCRIPTDIR/.. source=tap.sh
 source "$UE_HARNESS/checks/tap.sh"
-example=$UE_CACHE/samples/example
-tap_plan 3
-if [[ ! -x $example ]]; then
-	tap_skip_rest 3 "sample program not built"
-	exit 0
-fi
+# shellcheck source=samples.sh
+source "$UE_HARNESS/checks/samples.sh"
+tap_plan $((3 * ${#SAMPLES[@]}))
 cd /tmp || exit 1
 
-# The event must exist before perf parses its name; it outlives the program.
-"$example" -n 0 > /dev/null
-tap_check "perf record -e user_events:example_event -- example" \
-	perf record -q -e user_events:example_event -o /tmp/perf.data -- \
-	"$example" -n 3 -i 0
-perf script -i /tmp/perf.data > /tmp/perf-script.txt 2>&1
-TAP_MARKER="user_events:example_event:"
-line() {
-	echo "user_events:example_event: time_ns=[0-9]+ count=$1 pid=[0-9]+ program=example point=$2 message=iteration $(($1 + 1)) of 3 note=from example.c$"
+# perf_sample SAMPLE: three tests.
+perf_sample() {
+	local sample=$1 event=${SAMPLE_EVENT[$1]} data=/tmp/perf-$1.data
+	local lines
+	sample_built "$sample" 3 || return
+	sample_hold "$sample"
+	tap_check "perf record -e user_events:$event -- $sample" \
+		perf record -q -e "user_events:$event" -o "$data" -- \
+		"$SAMPLES_DIR/$sample" -n 3 -i 0
+	sample_release
+	perf script -i "$data" > "/tmp/perf-script-$sample.txt" 2>&1
+	TAP_MARKER="user_events:$event:"
+	mapfile -t lines < <(sample_lines "$sample" 3 "user_events:$event: ")
+	tap_lines "perf script decodes all fields of $sample's 3 samples" \
+		"/tmp/perf-script-$sample.txt" "${lines[@]}"
+	sample_check_detached "$sample" perf
 }
-tap_lines "perf script decodes all fields of the 3 samples" /tmp/perf-script.txt \
-	"$(line 0 "00 00 00 00 00 00 00 00")" \
-	"$(line 1 "01 00 00 00 ff ff ff ff")" \
-	"$(line 2 "02 00 00 00 fe ff ff ff")"
-tap_check "perf detached: status byte back to 0" \
-	grep -q -x '[0-9]*:example_event' /sys/kernel/tracing/user_events_status
+
+for sample in "${SAMPLES[@]}"; do
+	perf_sample "$sample"
+done

@@ -1,26 +1,43 @@
 #!/bin/bash
-# trace-cmd record on the sample program's event, and trace-cmd report
+# trace-cmd record on each sample program's event, and trace-cmd report
 # decoding every field.  (trace-cmd 3.1 cannot read its own compressed
-# files: record with --compression none.)
+# files: record with --compression none.)  An automatic event that ftrace
+# recorded stays after its last user, for its records to be read: then
+# it is deleted.
+# shellcheck source-path=SCRIPTDIR/.. source=tap.sh
 source "$UE_HARNESS/checks/tap.sh"
-example=$UE_CACHE/samples/example
-tap_plan 2
-if [[ ! -x $example ]]; then
-	tap_skip_rest 2 "sample program not built"
-	exit 0
-fi
+# shellcheck source=samples.sh
+source "$UE_HARNESS/checks/samples.sh"
+tests() { echo $((2 + ${SAMPLE_AUTOMATIC[$1]:-0})); }
+plan=0
+for sample in "${SAMPLES[@]}"; do
+	plan=$((plan + $(tests "$sample")))
+done
+tap_plan "$plan"
 cd /tmp || exit 1
 
-"$example" -n 0 > /dev/null
-tap_check "trace-cmd record -e user_events:example_event example" \
-	trace-cmd record -q --compression none -e user_events:example_event \
-	-o /tmp/trace.dat "$example" -n 3 -i 0
-trace-cmd report -i /tmp/trace.dat > /tmp/trace-report.txt 2>&1
-TAP_MARKER="example_event:"
-line() {
-	echo "example_event: +time_ns=[0-9]+ count=$1 pid=[0-9]+ program=example point=$2 message=iteration $(($1 + 1)) of 3 note=from example.c$"
+# trace_cmd_sample SAMPLE: two tests, three for an automatic event.
+trace_cmd_sample() {
+	local sample=$1 event=${SAMPLE_EVENT[$1]} dat=/tmp/trace-$1.dat
+	local lines
+	sample_built "$sample" "$(tests "$sample")" || return
+	sample_hold "$sample"
+	tap_check "trace-cmd record -e user_events:$event $sample" \
+		trace-cmd record -q --compression none -e "user_events:$event" \
+		-o "$dat" "$SAMPLES_DIR/$sample" -n 3 -i 0
+	sample_release
+	trace-cmd report -i "$dat" > "/tmp/trace-report-$sample.txt" 2>&1
+	TAP_MARKER="$event:"
+	mapfile -t lines < <(sample_lines "$sample" 3 "$event: +")
+	tap_lines "trace-cmd report decodes all fields of $sample's 3 events" \
+		"/tmp/trace-report-$sample.txt" "${lines[@]}"
+	if [[ -n ${SAMPLE_AUTOMATIC[$sample]:-} ]]; then
+		tap_check "$event, recorded by ftrace, stays after its last user" \
+			test -d "$(sample_event_dir "$sample")"
+		sample_forget "$sample"
+	fi
 }
-tap_lines "trace-cmd report decodes all fields of the 3 events" /tmp/trace-report.txt \
-	"$(line 0 "00 00 00 00 00 00 00 00")" \
-	"$(line 1 "01 00 00 00 ff ff ff ff")" \
-	"$(line 2 "02 00 00 00 fe ff ff ff")"
+
+for sample in "${SAMPLES[@]}"; do
+	trace_cmd_sample "$sample"
+done

@@ -1,41 +1,75 @@
 #!/bin/bash
 # bpftrace on a user event prints the values a program writes: its BPF
-# program runs on every write with the record as context.  bpftrace 0.17
-# cannot parse __rel_loc fields, so this event has fixed fields and a
-# __data_loc string only; and it lays out the record as a C struct, so the
-# fields are ordered to sit at naturally aligned offsets.
+# program runs on every write with the record as context.  Two events: one
+# made through dynamic_events and written by ue-write.py, and the
+# enable_bit sample's, registered through the enable bit layout.  bpftrace
+# 0.17 cannot parse __rel_loc fields, so both have fixed fields and
+# __data_loc strings only; and it lays out the record as a C struct, so
+# the fields are ordered to sit at naturally aligned offsets.
+# shellcheck source-path=SCRIPTDIR/.. source=tap.sh
 source "$UE_HARNESS/checks/tap.sh"
-tracefs=/sys/kernel/tracing
+# shellcheck source=samples.sh
+source "$UE_HARNESS/checks/samples.sh"
 write=$UE_HARNESS/checks/ue-write.py
 event="bt_e2e s64 delta; u32 count; __data_loc char[] msg"
-tap_plan 3
+tap_plan 6
 cd /tmp || exit 1
 
-echo "u:$event" >> "$tracefs/dynamic_events"
-timeout 300 bpftrace -e 'tracepoint:user_events:bt_e2e {
-	printf("count=%u delta=%lld msg=%s\n", args->count, args->delta, str(args->msg));
-}' > /tmp/bpftrace.txt 2>&1 &
+# One bpftrace for both events, as it takes seconds to start: a probe per
+# event, each printing the event's name first.  BEGIN runs once every
+# probe is attached.
+echo "u:$event" >> "$TRACEFS/dynamic_events"
+probes='tracepoint:user_events:bt_e2e {
+	printf("bt_e2e count=%u delta=%lld msg=%s\n", args->count, args->delta, str(args->msg));
+}'
+# The enable_bit sample's event exists while a first enable_bit waits for
+# its enable bit (sample_hold); bpftrace setting the bit ends the wait.
+eb=
+if [[ -x $SAMPLES_DIR/enable_bit ]] && sample_hold enable_bit; then
+	eb=1
+	probes+='
+tracepoint:user_events:enable_bit_event {
+	printf("enable_bit_event count=%u message=%s\n", args->count, str(args->message));
+}'
+fi
+timeout 300 bpftrace -e "BEGIN { printf(\"attached\\n\"); } $probes" > /tmp/bpftrace.txt 2>&1 &
 bt=$!
-
-# Attached once the status says perf uses the event (bpftrace goes through
-# perf_event_open); give it time to start under emulation.
 for _ in $(seq 600); do
-	grep -q 'bt_e2e # Used by perf$' "$tracefs/user_events_status" && break
+	grep -q '^attached$' /tmp/bpftrace.txt && break
+	kill -0 "$bt" 2> /dev/null || break
 	sleep 0.2
 done
-tap_check "bpftrace attached (status: # Used by perf)" \
-	grep 'bt_e2e # Used by perf$' "$tracefs/user_events_status"
 
+tap_check "bpftrace attached (status: # Used by perf)" \
+	grep 'bt_e2e # Used by perf$' "$TRACEFS/user_events_status"
+[[ -z $eb ]] || tap_check "bpftrace attached (it set the waiting enable_bit's enable bit)" \
+	sample_holder_done 60
 python3 "$write" "$event" count=1,delta=-5,msg=first count=2,delta=7,msg=second \
 	count=4000000000,delta=-9000000000,msg= > /dev/null
+[[ -z $eb ]] || "$SAMPLES_DIR/enable_bit" -n 3 -i 0 > /dev/null
+sample_release
 sleep 2
 kill -INT "$bt"
 wait "$bt"
-TAP_MARKER="^count="
+
+TAP_MARKER="^bt_e2e "
 tap_lines "bpftrace printed every written value" /tmp/bpftrace.txt \
-	"^count=1 delta=-5 msg=first$" \
-	"^count=2 delta=7 msg=second$" \
-	"^count=4000000000 delta=-9000000000 msg=$"
-echo "!u:bt_e2e" >> "$tracefs/dynamic_events"
+	"^bt_e2e count=1 delta=-5 msg=first$" \
+	"^bt_e2e count=2 delta=7 msg=second$" \
+	"^bt_e2e count=4000000000 delta=-9000000000 msg=$"
+echo "!u:bt_e2e" >> "$TRACEFS/dynamic_events"
 tap_check "event deletable after bpftrace exited" \
-	test ! -e "$tracefs/events/user_events/bt_e2e"
+	test ! -e "$TRACEFS/events/user_events/bt_e2e"
+
+if [[ -n $eb ]]; then
+	TAP_MARKER="^enable_bit_event "
+	mapfile -t lines < <(sample_lines enable_bit 3 '^enable_bit_event ')
+	tap_lines "bpftrace printed every value enable_bit wrote" \
+		/tmp/bpftrace.txt "${lines[@]}"
+	sample_check_detached enable_bit bpftrace
+elif [[ -x $SAMPLES_DIR/enable_bit ]]; then
+	tap_result 1 "enable_bit registers enable_bit_event for bpftrace"
+	tap_skip_rest 6 "enable_bit did not register its event"
+else
+	sample_built enable_bit 3
+fi

@@ -1,26 +1,37 @@
 #!/bin/bash
 # The sample libtraceevent decoder reads the event's format file and prints
-# the records it finds in trace_pipe_raw, every field by name.
+# the records it finds in trace_pipe_raw, every field by name: for the
+# event of each sample program, enabled in ftrace while the sample writes.
+# shellcheck source-path=SCRIPTDIR/.. source=tap.sh
 source "$UE_HARNESS/checks/tap.sh"
-samples=$UE_CACHE/samples
-enable=/sys/kernel/tracing/events/user_events/example_event/enable
-tap_plan 1
-if [[ ! -x $samples/example || ! -x $samples/decoder ]]; then
-	tap_skip_rest 1 "sample programs not built"
+# shellcheck source=samples.sh
+source "$UE_HARNESS/checks/samples.sh"
+tap_plan ${#SAMPLES[@]}
+if [[ ! -x $SAMPLES_DIR/decoder ]]; then
+	tap_skip_rest ${#SAMPLES[@]} "sample decoder not built (no $SAMPLES_DIR/decoder)"
 	exit 0
 fi
 cd /tmp || exit 1
 
-"$samples/example" -n 0 > /dev/null
-echo > /sys/kernel/tracing/trace
-echo 1 > "$enable"
-"$samples/example" -n 2 -i 0 > /dev/null
-echo 0 > "$enable"
-"$samples/decoder" example_event > /tmp/decoder.txt 2>&1
-TAP_MARKER="example_event:"
-line() {
-	echo "example_event: time_ns=[0-9]+ count=$1 pid=[0-9]+ program=\"example\" point=$2 message=\"iteration $(($1 + 1)) of 2\" note=\"from example.c\"$"
+# decoder_sample SAMPLE: one test.
+decoder_sample() {
+	local sample=$1 event=${SAMPLE_EVENT[$1]} enable lines
+	enable=$(sample_event_dir "$sample")/enable
+	sample_built "$sample" 1 || return
+	sample_hold "$sample"
+	echo > "$TRACEFS/trace"
+	echo 1 > "$enable"
+	"$SAMPLES_DIR/$sample" -n 2 -i 0 > /dev/null
+	echo 0 > "$enable"
+	sample_release
+	"$SAMPLES_DIR/decoder" "$event" > "/tmp/decoder-$sample.txt" 2>&1
+	TAP_MARKER="$event:"
+	mapfile -t lines < <(sample_lines "$sample" 2 "$event: " '"')
+	tap_lines "decoder prints $sample's 2 records field by field" \
+		"/tmp/decoder-$sample.txt" "${lines[@]}"
+	sample_forget "$sample"
 }
-tap_lines "decoder prints both records field by field" /tmp/decoder.txt \
-	"$(line 0 "00 00 00 00 00 00 00 00")" \
-	"$(line 1 "01 00 00 00 ff ff ff ff")"
+
+for sample in "${SAMPLES[@]}"; do
+	decoder_sample "$sample"
+done
