@@ -538,8 +538,8 @@ TEST_F(perm, member_readonly_fd)
 
 	memset(&ctx, 0, sizeof(ctx));
 	ASSERT_EQ(0, ue_dyn("u:" RO_EVENT " u32 v"));
-	ASSERT_EQ(0, grant_dirs(&self->attrs));
-	ASSERT_EQ(0, grant(&self->attrs, ue_path("user_events_data"), 0040));
+	ASSERT_EQ(0, ue_grant_dirs(&self->attrs, TEST_GID));
+	ASSERT_EQ(0, ue_grant(&self->attrs, ue_path("user_events_data"), TEST_GID, 0040));
 	ctx.inherited = self->status;
 
 	ASSERT_EQ(0, run_as_nobody(true, child_readonly, &ctx, NULL));
@@ -584,8 +584,8 @@ TEST_F(perm, member_creates_dirs)
 	int i;
 
 	memset(&ctx, 0, sizeof(ctx));
-	ASSERT_EQ(0, grant_dirs(&self->attrs));
-	ASSERT_EQ(0, grant(&self->attrs, ue_path("user_events_data"), 0060));
+	ASSERT_EQ(0, ue_grant_dirs(&self->attrs, TEST_GID));
+	ASSERT_EQ(0, ue_grant(&self->attrs, ue_path("user_events_data"), TEST_GID, 0060));
 	ASSERT_EQ(0, ue_instance_create(INSTANCE));
 	/* A directory root made, to compare with */
 	ASSERT_EQ(0, ue_dyn("u:" UNRECORDED " u32 v"));
@@ -707,9 +707,9 @@ TEST_F(perm, member_delete_recorded)
 	__u32 v;
 
 	memset(&ctx, 0, sizeof(ctx));
-	ASSERT_EQ(0, grant_dirs(&self->attrs));
+	ASSERT_EQ(0, ue_grant_dirs(&self->attrs, TEST_GID));
 	for (i = 0; i < 2; i++)
-		ASSERT_EQ(0, grant(&self->attrs, ue_path(files[i]), 0060));
+		ASSERT_EQ(0, ue_grant(&self->attrs, ue_path(files[i]), TEST_GID, 0060));
 	ASSERT_EQ(0, ue_instance_create(INSTANCE));
 	for (i = 0; i < 4; i++) {
 		snprintf(cmd, sizeof(cmd), "u:%s u32 v", names[i]);
