@@ -9,7 +9,9 @@
  * ftrace, perf or an eBPF program attached; the same payload written to
  * trace_marker_raw and passed to a function of this program that has a
  * uprobe; writes with 1, 100 and 4095 registered events and the cost of
- * registering them; one and two threads writing the same or two events.
+ * registering them; one and two threads writing the same or two events;
+ * the same write() and disabled check for an event registered with an
+ * enable bit (the registration layout of Linux 6.4+).
  *
  * Under TCG, switching a tracer on or off patches kernel text, which QEMU
  * pays for by retranslating.  So each phase switches the tracer state once,
@@ -20,6 +22,9 @@
  *
  * The table (markdown) goes to stdout, progress to stderr.  Needs root,
  * tracefs and a kernel with user_events, perf, BPF and uprobe events.
+ *
+ * On a kernel without the enable bit layout (DIAG_IOCSREG refuses a
+ * 28-byte struct user_reg with EINVAL) the rows that need it are skipped.
  *
  * Usage: user_events_bench [-r ROUNDS] [-t MS] [-w MS] [-n EVENTS] [-p LIST]
  */
@@ -49,7 +54,7 @@
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define BENCH_PAGE		4096
 #define MAX_ROUNDS		201
-#define MAX_OPS			24
+#define MAX_OPS			28
 #define NR_SIZES		4
 /* What a write carries before the payload: write index or marker id */
 #define HDR			sizeof(__u32)
@@ -64,6 +69,37 @@
 #define EVENT_B			"ue_bench_b"
 #define EVENT_FIELDS		" u64 seq"
 
+/*
+ * The enable bit layout of struct user_reg and struct user_unreg, which
+ * the header gives only to programs that define USER_EVENTS_ENABLE_BIT_ABI,
+ * in place of the status page layout this program also uses.  Declared
+ * here, the program builds against either header and runs on kernels with
+ * and without the enable bit layout.  DIAG_IOCSREG is the same number for
+ * both layouts (it encodes the size of a pointer).
+ */
+struct bench_bit_reg {
+	__u32 size;
+	__u8 enable_bit;
+	__u8 enable_size;
+	__u16 flags;
+	__u64 enable_addr;
+	__u64 name_args;
+	__u32 write_index;
+} __attribute__((__packed__));
+
+struct bench_bit_unreg {
+	__u32 size;
+	__u8 disable_bit;
+	__u8 reserved;
+	__u16 reserved2;
+	__u64 disable_addr;
+} __attribute__((__packed__));
+
+#define BENCH_IOCSUNREG		_IOW(DIAG_IOC_MAGIC, 2, struct bench_bit_unreg *)
+
+_Static_assert(sizeof(struct bench_bit_reg) == 28, "enable bit layout");
+_Static_assert(sizeof(struct bench_bit_unreg) == 16, "user_unreg layout");
+
 static const int sizes[NR_SIZES] = { 8, 64, 512, MAX_PAYLOAD };
 
 /* Settings, from the command line or the environment */
@@ -77,7 +113,10 @@ static struct {
 
 static const char *tracefs;
 
-enum op_kind { OP_NULL, OP_CHECK, OP_WRITE, OP_WRITEV, OP_MARKER, OP_UPROBE };
+enum op_kind {
+	OP_NULL, OP_CHECK, OP_BIT_CHECK, OP_WRITE, OP_WRITEV, OP_MARKER,
+	OP_UPROBE,
+};
 
 /**
  * struct op - one measured row of a phase
@@ -111,6 +150,13 @@ static int perf_fd = -1, bpf_prog_fd = -1;
 static void *perf_ring;
 static bool enabled_a, enabled_b, uprobe_made;
 static int fillers;		/* filler events registered on ue_fd[0] */
+/*
+ * Event A registered again, with an enable bit: bit 0 of enable_word, at
+ * write index 0 of bit_fd.  bit_abi: the kernel has the enable bit layout.
+ */
+static int bit_fd = -1;
+static __u32 enable_word __attribute__((aligned(8)));
+static bool bit_abi, bit_registered;
 static double reg_ns[EVENTS_MAX + 2];	/* by event count after it */
 
 /* Results that targets and notes compare across phases */
@@ -119,6 +165,7 @@ static struct {
 	double check_x;
 	double ftrace_x[NR_SIZES], ftrace_v_x[NR_SIZES];
 	double write_vs_marker[NR_SIZES], writev_vs_write[NR_SIZES];
+	double bit_vs_status[NR_SIZES];
 	double perf_x[NR_SIZES];
 	double events_x[3];
 	int events_n[3];
@@ -273,6 +320,38 @@ static int ue_register(int fd, const char *cmd, int *status)
 	return reg.write_index;
 }
 
+/*
+ * Register @cmd on @fd with bit @bit of the 4-byte value at @addr (the
+ * enable bit layout); the write index, or -errno.  -EINVAL for a correct
+ * request means the kernel has only the status page layout.
+ */
+static int ue_bit_register(int fd, const char *cmd, __u32 *addr, int bit)
+{
+	struct bench_bit_reg reg = {
+		.size = sizeof(reg),
+		.enable_bit = bit,
+		.enable_size = sizeof(*addr),
+		.enable_addr = (__u64)(unsigned long)addr,
+		.name_args = (__u64)(unsigned long)cmd,
+	};
+
+	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
+		return -errno;
+	return reg.write_index;
+}
+
+/* Remove this process's registration of bit @bit at @addr; 0 or errno */
+static int ue_bit_unregister(int fd, __u32 *addr, int bit)
+{
+	struct bench_bit_unreg unreg = {
+		.size = sizeof(unreg),
+		.disable_bit = bit,
+		.disable_addr = (__u64)(unsigned long)addr,
+	};
+
+	return ioctl(fd, BENCH_IOCSUNREG, &unreg) < 0 ? errno : 0;
+}
+
 static int ue_delete(const char *name)
 {
 	int fd = open(tpath("user_events_data"), O_RDWR | O_CLOEXEC);
@@ -329,6 +408,53 @@ static int event_id(const char *path)
 static __u8 status_of_a(void)
 {
 	return __atomic_load_n(&status_page[status_index], __ATOMIC_RELAXED);
+}
+
+static bool bit_of_a(void)
+{
+	return __atomic_load_n(&enable_word, __ATOMIC_RELAXED) & 1;
+}
+
+/*
+ * Register event A on bit_fd with bit 0 of enable_word, if the kernel has
+ * the enable bit layout: it must then be write index 0 of bit_fd.
+ */
+static void bit_register_a(void)
+{
+	char cmd[128];
+	int idx;
+
+	bit_fd = open(tpath("user_events_data"), O_RDWR | O_CLOEXEC);
+	if (bit_fd < 0)
+		die("open user_events_data");
+	snprintf(cmd, sizeof(cmd), "%s%s", EVENT_A, EVENT_FIELDS);
+	idx = ue_bit_register(bit_fd, cmd, &enable_word, 0);
+	if (idx == -EINVAL) {
+		say("no enable bit layout (DIAG_IOCSREG of 28 bytes: EINVAL): its rows are skipped");
+		close(bit_fd);
+		bit_fd = -1;
+		return;
+	}
+	if (idx != 0) {
+		errno = idx < 0 ? -idx : EPROTO;
+		die("register %s with an enable bit (write index %d)",
+		    EVENT_A, idx);
+	}
+	bit_abi = true;
+	bit_registered = true;
+}
+
+static void bit_unregister_a(void)
+{
+	int err;
+
+	if (!bit_registered)
+		return;
+	err = ue_bit_unregister(bit_fd, &enable_word, 0);
+	if (err)
+		say("unregistering the enable bit of %s: %s", EVENT_A,
+		    strerror(err));
+	bit_registered = false;
 }
 
 /* --- perf and eBPF ------------------------------------------------------ */
@@ -569,6 +695,14 @@ static void op_run(const struct op *op, long n)
 				op_failed(op, -1);
 		}
 		break;
+	case OP_BIT_CHECK:
+		/* The same with an enable bit: a load, a bit test, a branch */
+		for (i = 0; i < n; i++) {
+			if ((__atomic_load_n(&enable_word, __ATOMIC_RELAXED) & 1) &&
+			    write(op->fd, buf, len) < 0)
+				op_failed(op, -1);
+		}
+		break;
 	case OP_UPROBE:
 		for (i = 0; i < n; i++)
 			uprobe_call(buf + HDR, op->size);
@@ -687,7 +821,9 @@ static struct row *add_row(const char *phase, const char *name, int size,
 
 static struct row *add_op_row(const char *phase, const struct op *op)
 {
-	return add_row(phase, op->name, op->kind == OP_CHECK ? -1 : op->size,
+	bool check = op->kind == OP_CHECK || op->kind == OP_BIT_CHECK;
+
+	return add_row(phase, op->name, check ? -1 : op->size,
 		       op_ns(op), op->base ? ratio(op, op->base) : 1.0);
 }
 
@@ -801,17 +937,22 @@ static void add_null_ops(struct op *ops, int *nr, struct op **null_ops)
 static void phase_idle(void)
 {
 	struct op ops[MAX_OPS], *null_ops[NR_SIZES], *check, *w[NR_SIZES];
+	struct op *bcheck = NULL;
 	struct row *row;
 	int nr = 0, s;
 
 	say("phase idle: nothing attached");
-	if (status_of_a())
-		fprintf(stderr, "bench: warning: %s is attached to (status %#x)\n",
-			EVENT_A, status_of_a());
+	if (status_of_a() || (bit_abi && bit_of_a()))
+		fprintf(stderr, "bench: warning: %s is attached to (status %#x, enable bit %d)\n",
+			EVENT_A, status_of_a(), bit_abi && bit_of_a());
 	add_null_ops(ops, &nr, null_ops);
 	check = add_op(ops, &nr, OP_CHECK,
 		       "disabled check (status byte load + branch)", ue_fd[0],
 		       sizes[0], null_ops[0]);
+	if (bit_abi)
+		bcheck = add_op(ops, &nr, OP_BIT_CHECK,
+				"disabled check (enable bit load + branch)",
+				bit_fd, sizes[0], null_ops[0]);
 	for (s = 0; s < NR_SIZES; s++)
 		w[s] = add_op(ops, &nr, OP_WRITE, "user_events write(), idle",
 			      ue_fd[0], sizes[s], null_ops[s]);
@@ -824,6 +965,14 @@ static void phase_idle(void)
 	row = add_op_row("idle", check);
 	res.check_x = row->x;
 	note(row, "x null write of 8 B");
+	if (bcheck) {
+		row = add_op_row("idle", bcheck);
+		note(row, "x null write of 8 B");
+	} else {
+		row = add_row("idle", "disabled check (enable bit load + branch)",
+			      -1, -1, -1);
+		note(row, "skipped: no enable bit layout");
+	}
 	for (s = 0; s < NR_SIZES; s++)
 		add_op_row("idle", w[s]);
 }
@@ -832,7 +981,7 @@ static void phase_idle(void)
 static void phase_ftrace(void)
 {
 	struct op ops[MAX_OPS], *null_ops[NR_SIZES], *w[NR_SIZES];
-	struct op *v[NR_SIZES], *m[NR_SIZES], *nv[NR_SIZES];
+	struct op *v[NR_SIZES], *m[NR_SIZES], *nv[NR_SIZES], *b[NR_SIZES];
 	struct row *row;
 	int nr = 0, s;
 
@@ -842,6 +991,10 @@ static void phase_ftrace(void)
 		errno = EPROTO;
 		die("status byte of %s is %#x with ftrace on", EVENT_A,
 		    status_of_a());
+	}
+	if (bit_registered && !bit_of_a()) {
+		errno = EPROTO;
+		die("enable bit of %s is clear with ftrace on", EVENT_A);
 	}
 	add_null_ops(ops, &nr, null_ops);
 	for (s = 0; s < NR_SIZES; s++) {
@@ -858,6 +1011,12 @@ static void phase_ftrace(void)
 			m[s] = add_op(ops, &nr, OP_MARKER,
 				      "trace_marker_raw write()", marker_fd,
 				      sizes[s], null_ops[s]);
+		/* the same event and path, registered with an enable bit */
+		b[s] = NULL;
+		if (bit_registered)
+			b[s] = add_op(ops, &nr, OP_WRITE,
+				      "user_events write(), ftrace, enable bit",
+				      bit_fd, sizes[s], null_ops[s]);
 	}
 	measure(ops, nr);
 
@@ -880,6 +1039,18 @@ static void phase_ftrace(void)
 		add_op_row("ftrace", nv[s]);
 		if (m[s])
 			add_op_row("ftrace", m[s]);
+		res.bit_vs_status[s] = -1;
+		if (b[s]) {
+			row = add_op_row("ftrace", b[s]);
+			res.bit_vs_status[s] = ratio(b[s], w[s]);
+			note(row, "%.2fx status page write()",
+			     res.bit_vs_status[s]);
+		} else if (!s) {
+			row = add_row("ftrace",
+				      "user_events write(), ftrace, enable bit",
+				      -1, -1, -1);
+			note(row, "skipped: no enable bit layout");
+		}
 	}
 }
 
@@ -1323,6 +1494,10 @@ static void cleanup(void)
 		ue_delete(name);
 	}
 	fillers = 0;
+	bit_unregister_a();
+	if (bit_fd >= 0)
+		close(bit_fd);
+	bit_fd = -1;
 	ue_delete(EVENT_A);
 	ue_delete(EVENT_B);
 }
@@ -1408,6 +1583,7 @@ static void setup(void)
 	ue_delete(EVENT_B);
 
 	ue_fd[0] = ue_open_reg(EVENT_A);
+	bit_register_a();
 	status_fd = open(tpath("user_events_status"), O_RDONLY | O_CLOEXEC);
 	if (status_fd < 0)
 		die("open user_events_status");
