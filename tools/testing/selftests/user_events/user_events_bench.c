@@ -9,7 +9,11 @@
  * ftrace, perf or an eBPF program attached; the same payload written to
  * trace_marker_raw and passed to a function of this program that has a
  * uprobe; writes with 1, 100 and 4095 registered events and the cost of
- * registering them; one and two threads writing the same or two events.
+ * registering them; one and two threads writing the same or two events;
+ * the same write() and disabled check for an event registered with an
+ * enable bit (the registration layout of Linux 6.4+); the time ftrace
+ * takes to enable and disable an event that 1, 100 or 1000 processes
+ * registered, with an enable bit each or with the status page.
  *
  * Under TCG, switching a tracer on or off patches kernel text, which QEMU
  * pays for by retranslating.  So each phase switches the tracer state once,
@@ -21,7 +25,11 @@
  * The table (markdown) goes to stdout, progress to stderr.  Needs root,
  * tracefs and a kernel with user_events, perf, BPF and uprobe events.
  *
- * Usage: user_events_bench [-r ROUNDS] [-t MS] [-w MS] [-n EVENTS] [-p LIST]
+ * On a kernel without the enable bit layout (DIAG_IOCSREG refuses a
+ * 28-byte struct user_reg with EINVAL) the rows that need it are skipped.
+ *
+ * Usage: user_events_bench [-r ROUNDS] [-t MS] [-w MS] [-n EVENTS]
+ *                          [-N PROCS] [-p LIST]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -40,6 +48,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
@@ -49,7 +58,7 @@
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define BENCH_PAGE		4096
 #define MAX_ROUNDS		201
-#define MAX_OPS			24
+#define MAX_OPS			28
 #define NR_SIZES		4
 /* What a write carries before the payload: write index or marker id */
 #define HDR			sizeof(__u32)
@@ -63,6 +72,52 @@
 #define EVENT_A			"ue_bench_a"
 #define EVENT_B			"ue_bench_b"
 #define EVENT_FIELDS		" u64 seq"
+/* The events of the enable phase: registered by enable bit or status page */
+#define EVENT_EN_BIT		"ue_bench_en_bit"
+#define EVENT_EN_STATUS		"ue_bench_en_status"
+#define PROCS_DEFAULT		1000
+#define PROCS_MAX		4000
+/* How long a registering process's bit may take to follow a switch */
+#define EN_WAIT_NS		10e9
+/*
+ * Pause before each switch of the enable phase.  A tracepoint that gets
+ * its first probe soon after it lost its last one (of any tracepoint)
+ * waits for RCU and SRCU grace periods (tp_rcu_cond_sync() in
+ * kernel/tracepoint.c), about 15 ms in the test VM: without a pause every
+ * enable would measure that wait.
+ */
+#define EN_PAUSE_US		50000
+
+/*
+ * The enable bit layout of struct user_reg and struct user_unreg, which
+ * the header gives only to programs that define USER_EVENTS_ENABLE_BIT_ABI,
+ * in place of the status page layout this program also uses.  Declared
+ * here, the program builds against either header and runs on kernels with
+ * and without the enable bit layout.  DIAG_IOCSREG is the same number for
+ * both layouts (it encodes the size of a pointer).
+ */
+struct bench_bit_reg {
+	__u32 size;
+	__u8 enable_bit;
+	__u8 enable_size;
+	__u16 flags;
+	__u64 enable_addr;
+	__u64 name_args;
+	__u32 write_index;
+} __attribute__((__packed__));
+
+struct bench_bit_unreg {
+	__u32 size;
+	__u8 disable_bit;
+	__u8 reserved;
+	__u16 reserved2;
+	__u64 disable_addr;
+} __attribute__((__packed__));
+
+#define BENCH_IOCSUNREG		_IOW(DIAG_IOC_MAGIC, 2, struct bench_bit_unreg *)
+
+_Static_assert(sizeof(struct bench_bit_reg) == 28, "enable bit layout");
+_Static_assert(sizeof(struct bench_bit_unreg) == 16, "user_unreg layout");
 
 static const int sizes[NR_SIZES] = { 8, 64, 512, MAX_PAYLOAD };
 
@@ -72,12 +127,16 @@ static struct {
 	int ms;			/* target duration of one measurement */
 	int warmup_ms;		/* warm-up after a tracer switch */
 	int events;		/* largest number of registered events */
+	int procs;		/* most registering processes (enable phase) */
 	char phases[256];	/* comma-separated phases to run, or "all" */
-} cfg = { 31, 20, 1000, EVENTS_MAX, "all" };
+} cfg = { 31, 20, 1000, EVENTS_MAX, PROCS_DEFAULT, "all" };
 
 static const char *tracefs;
 
-enum op_kind { OP_NULL, OP_CHECK, OP_WRITE, OP_WRITEV, OP_MARKER, OP_UPROBE };
+enum op_kind {
+	OP_NULL, OP_CHECK, OP_BIT_CHECK, OP_WRITE, OP_WRITEV, OP_MARKER,
+	OP_UPROBE,
+};
 
 /**
  * struct op - one measured row of a phase
@@ -111,6 +170,13 @@ static int perf_fd = -1, bpf_prog_fd = -1;
 static void *perf_ring;
 static bool enabled_a, enabled_b, uprobe_made;
 static int fillers;		/* filler events registered on ue_fd[0] */
+/*
+ * Event A registered again, with an enable bit: bit 0 of enable_word, at
+ * write index 0 of bit_fd.  bit_abi: the kernel has the enable bit layout.
+ */
+static int bit_fd = -1;
+static __u32 enable_word __attribute__((aligned(8)));
+static bool bit_abi, bit_registered;
 static double reg_ns[EVENTS_MAX + 2];	/* by event count after it */
 
 /* Results that targets and notes compare across phases */
@@ -119,6 +185,7 @@ static struct {
 	double check_x;
 	double ftrace_x[NR_SIZES], ftrace_v_x[NR_SIZES];
 	double write_vs_marker[NR_SIZES], writev_vs_write[NR_SIZES];
+	double bit_vs_status[NR_SIZES];
 	double perf_x[NR_SIZES];
 	double events_x[3];
 	int events_n[3];
@@ -273,6 +340,38 @@ static int ue_register(int fd, const char *cmd, int *status)
 	return reg.write_index;
 }
 
+/*
+ * Register @cmd on @fd with bit @bit of the 4-byte value at @addr (the
+ * enable bit layout); the write index, or -errno.  -EINVAL for a correct
+ * request means the kernel has only the status page layout.
+ */
+static int ue_bit_register(int fd, const char *cmd, __u32 *addr, int bit)
+{
+	struct bench_bit_reg reg = {
+		.size = sizeof(reg),
+		.enable_bit = bit,
+		.enable_size = sizeof(*addr),
+		.enable_addr = (__u64)(unsigned long)addr,
+		.name_args = (__u64)(unsigned long)cmd,
+	};
+
+	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
+		return -errno;
+	return reg.write_index;
+}
+
+/* Remove this process's registration of bit @bit at @addr; 0 or errno */
+static int ue_bit_unregister(int fd, __u32 *addr, int bit)
+{
+	struct bench_bit_unreg unreg = {
+		.size = sizeof(unreg),
+		.disable_bit = bit,
+		.disable_addr = (__u64)(unsigned long)addr,
+	};
+
+	return ioctl(fd, BENCH_IOCSUNREG, &unreg) < 0 ? errno : 0;
+}
+
 static int ue_delete(const char *name)
 {
 	int fd = open(tpath("user_events_data"), O_RDWR | O_CLOEXEC);
@@ -329,6 +428,53 @@ static int event_id(const char *path)
 static __u8 status_of_a(void)
 {
 	return __atomic_load_n(&status_page[status_index], __ATOMIC_RELAXED);
+}
+
+static bool bit_of_a(void)
+{
+	return __atomic_load_n(&enable_word, __ATOMIC_RELAXED) & 1;
+}
+
+/*
+ * Register event A on bit_fd with bit 0 of enable_word, if the kernel has
+ * the enable bit layout: it must then be write index 0 of bit_fd.
+ */
+static void bit_register_a(void)
+{
+	char cmd[128];
+	int idx;
+
+	bit_fd = open(tpath("user_events_data"), O_RDWR | O_CLOEXEC);
+	if (bit_fd < 0)
+		die("open user_events_data");
+	snprintf(cmd, sizeof(cmd), "%s%s", EVENT_A, EVENT_FIELDS);
+	idx = ue_bit_register(bit_fd, cmd, &enable_word, 0);
+	if (idx == -EINVAL) {
+		say("no enable bit layout (DIAG_IOCSREG of 28 bytes: EINVAL): its rows are skipped");
+		close(bit_fd);
+		bit_fd = -1;
+		return;
+	}
+	if (idx != 0) {
+		errno = idx < 0 ? -idx : EPROTO;
+		die("register %s with an enable bit (write index %d)",
+		    EVENT_A, idx);
+	}
+	bit_abi = true;
+	bit_registered = true;
+}
+
+static void bit_unregister_a(void)
+{
+	int err;
+
+	if (!bit_registered)
+		return;
+	err = ue_bit_unregister(bit_fd, &enable_word, 0);
+	if (err)
+		say("unregistering the enable bit of %s: %s", EVENT_A,
+		    strerror(err));
+	bit_registered = false;
 }
 
 /* --- perf and eBPF ------------------------------------------------------ */
@@ -569,6 +715,14 @@ static void op_run(const struct op *op, long n)
 				op_failed(op, -1);
 		}
 		break;
+	case OP_BIT_CHECK:
+		/* The same with an enable bit: a load, a bit test, a branch */
+		for (i = 0; i < n; i++) {
+			if ((__atomic_load_n(&enable_word, __ATOMIC_RELAXED) & 1) &&
+			    write(op->fd, buf, len) < 0)
+				op_failed(op, -1);
+		}
+		break;
 	case OP_UPROBE:
 		for (i = 0; i < n; i++)
 			uprobe_call(buf + HDR, op->size);
@@ -687,7 +841,9 @@ static struct row *add_row(const char *phase, const char *name, int size,
 
 static struct row *add_op_row(const char *phase, const struct op *op)
 {
-	return add_row(phase, op->name, op->kind == OP_CHECK ? -1 : op->size,
+	bool check = op->kind == OP_CHECK || op->kind == OP_BIT_CHECK;
+
+	return add_row(phase, op->name, check ? -1 : op->size,
 		       op_ns(op), op->base ? ratio(op, op->base) : 1.0);
 }
 
@@ -801,17 +957,22 @@ static void add_null_ops(struct op *ops, int *nr, struct op **null_ops)
 static void phase_idle(void)
 {
 	struct op ops[MAX_OPS], *null_ops[NR_SIZES], *check, *w[NR_SIZES];
+	struct op *bcheck = NULL;
 	struct row *row;
 	int nr = 0, s;
 
 	say("phase idle: nothing attached");
-	if (status_of_a())
-		fprintf(stderr, "bench: warning: %s is attached to (status %#x)\n",
-			EVENT_A, status_of_a());
+	if (status_of_a() || (bit_abi && bit_of_a()))
+		fprintf(stderr, "bench: warning: %s is attached to (status %#x, enable bit %d)\n",
+			EVENT_A, status_of_a(), bit_abi && bit_of_a());
 	add_null_ops(ops, &nr, null_ops);
 	check = add_op(ops, &nr, OP_CHECK,
 		       "disabled check (status byte load + branch)", ue_fd[0],
 		       sizes[0], null_ops[0]);
+	if (bit_abi)
+		bcheck = add_op(ops, &nr, OP_BIT_CHECK,
+				"disabled check (enable bit load + branch)",
+				bit_fd, sizes[0], null_ops[0]);
 	for (s = 0; s < NR_SIZES; s++)
 		w[s] = add_op(ops, &nr, OP_WRITE, "user_events write(), idle",
 			      ue_fd[0], sizes[s], null_ops[s]);
@@ -824,6 +985,14 @@ static void phase_idle(void)
 	row = add_op_row("idle", check);
 	res.check_x = row->x;
 	note(row, "x null write of 8 B");
+	if (bcheck) {
+		row = add_op_row("idle", bcheck);
+		note(row, "x null write of 8 B");
+	} else {
+		row = add_row("idle", "disabled check (enable bit load + branch)",
+			      -1, -1, -1);
+		note(row, "skipped: no enable bit layout");
+	}
 	for (s = 0; s < NR_SIZES; s++)
 		add_op_row("idle", w[s]);
 }
@@ -832,7 +1001,7 @@ static void phase_idle(void)
 static void phase_ftrace(void)
 {
 	struct op ops[MAX_OPS], *null_ops[NR_SIZES], *w[NR_SIZES];
-	struct op *v[NR_SIZES], *m[NR_SIZES], *nv[NR_SIZES];
+	struct op *v[NR_SIZES], *m[NR_SIZES], *nv[NR_SIZES], *b[NR_SIZES];
 	struct row *row;
 	int nr = 0, s;
 
@@ -842,6 +1011,10 @@ static void phase_ftrace(void)
 		errno = EPROTO;
 		die("status byte of %s is %#x with ftrace on", EVENT_A,
 		    status_of_a());
+	}
+	if (bit_registered && !bit_of_a()) {
+		errno = EPROTO;
+		die("enable bit of %s is clear with ftrace on", EVENT_A);
 	}
 	add_null_ops(ops, &nr, null_ops);
 	for (s = 0; s < NR_SIZES; s++) {
@@ -858,6 +1031,12 @@ static void phase_ftrace(void)
 			m[s] = add_op(ops, &nr, OP_MARKER,
 				      "trace_marker_raw write()", marker_fd,
 				      sizes[s], null_ops[s]);
+		/* the same event and path, registered with an enable bit */
+		b[s] = NULL;
+		if (bit_registered)
+			b[s] = add_op(ops, &nr, OP_WRITE,
+				      "user_events write(), ftrace, enable bit",
+				      bit_fd, sizes[s], null_ops[s]);
 	}
 	measure(ops, nr);
 
@@ -880,6 +1059,18 @@ static void phase_ftrace(void)
 		add_op_row("ftrace", nv[s]);
 		if (m[s])
 			add_op_row("ftrace", m[s]);
+		res.bit_vs_status[s] = -1;
+		if (b[s]) {
+			row = add_op_row("ftrace", b[s]);
+			res.bit_vs_status[s] = ratio(b[s], w[s]);
+			note(row, "%.2fx status page write()",
+			     res.bit_vs_status[s]);
+		} else if (!s) {
+			row = add_row("ftrace",
+				      "user_events write(), ftrace, enable bit",
+				      -1, -1, -1);
+			note(row, "skipped: no enable bit layout");
+		}
 	}
 }
 
@@ -1254,6 +1445,357 @@ static void phase_uprobe(void)
 	}
 }
 
+/* --- enabling an event that many processes registered --- */
+
+/**
+ * struct en_set - processes that registered one event, all the same way
+ * @event: the event
+ * @bit: each with an enable bit, else each with the status page
+ * @reg_fd: the parent's status page registration, which created the event
+ * @enable_fd: the event's ftrace enable file, kept open
+ * @status_index: the event's status byte
+ * @n: processes registered
+ * @late: flags not switched yet when write() returned, switching off and on
+ * @pid: the processes
+ */
+struct en_set {
+	const char *event;
+	bool bit;
+	int reg_fd;
+	int enable_fd;
+	int status_index;
+	int n;
+	long late[2];
+	pid_t pid[PROCS_MAX];
+};
+
+static struct en_set en_sets[2] = {
+	{ .event = EVENT_EN_STATUS, .reg_fd = -1, .enable_fd = -1 },
+	{ .event = EVENT_EN_BIT, .bit = true, .reg_fd = -1, .enable_fd = -1 },
+};
+
+/*
+ * A shared anonymous mapping made before the processes are forked: page i
+ * holds the 4-byte value whose bit 0 process i of the enable bit set
+ * registered.  The bit is in that process's memory, on a page of its own,
+ * and the parent sees what the kernel writes there without asking it.
+ */
+static __u8 *en_words;
+static size_t en_words_size;
+/* The processes wait for EOF on en_hold and report on en_ready */
+static int en_hold[2] = { -1, -1 }, en_ready[2] = { -1, -1 };
+
+static __u32 *en_word(int i)
+{
+	return (__u32 *)(en_words + (size_t)i * BENCH_PAGE);
+}
+
+/* Process @i of @set: register, report 0 or errno, wait for the end */
+static void __attribute__((noreturn)) en_child(const struct en_set *set,
+					       int i)
+{
+	char cmd[128], c;
+	__u8 err = 0;
+	int fd, idx;
+
+	close(en_hold[1]);
+	close(en_ready[0]);
+	snprintf(cmd, sizeof(cmd), "%s%s", set->event, EVENT_FIELDS);
+	fd = open(tpath("user_events_data"), O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+	} else {
+		idx = set->bit ? ue_bit_register(fd, cmd, en_word(i), 0) :
+				 ue_register(fd, cmd, NULL);
+		if (idx < 0)
+			err = -idx;
+	}
+	if (write(en_ready[1], &err, 1) != 1)
+		_exit(1);
+	while (read(en_hold[0], &c, 1) > 0)
+		;
+	_exit(0);
+}
+
+/* Fork processes registering @set's event until @n did */
+static void en_grow(struct en_set *set, int n)
+{
+	__u8 err;
+	pid_t pid;
+
+	while (set->n < n) {
+		pid = fork();
+		if (pid < 0)
+			die("fork");
+		if (!pid)
+			en_child(set, set->n);
+		set->pid[set->n++] = pid;
+		if (read(en_ready[0], &err, 1) != 1) {
+			errno = EPIPE;
+			die("process %d registering %s exited", set->n,
+			    set->event);
+		}
+		if (err) {
+			errno = err;
+			die("process %d registering %s", set->n, set->event);
+		}
+	}
+}
+
+/* End the processes, delete the events */
+static void en_teardown(void)
+{
+	struct en_set *set;
+	int i, k;
+
+	if (en_hold[1] >= 0)
+		close(en_hold[1]);
+	en_hold[1] = -1;
+	for (k = 0; k < 2; k++) {
+		set = &en_sets[k];
+		for (i = 0; i < set->n; i++)
+			waitpid(set->pid[i], NULL, 0);
+		set->n = 0;
+		if (set->enable_fd >= 0) {
+			if (pwrite(set->enable_fd, "0\n", 2, 0) != 2)
+				say("disable ftrace on %s: %s", set->event,
+				    strerror(errno));
+			close(set->enable_fd);
+		}
+		set->enable_fd = -1;
+		if (set->reg_fd >= 0) {
+			close(set->reg_fd);
+			ue_delete(set->event);
+		}
+		set->reg_fd = -1;
+	}
+	for (i = 0; i < 2; i++) {
+		if (en_hold[i] >= 0)
+			close(en_hold[i]);
+		if (en_ready[i] >= 0)
+			close(en_ready[i]);
+		en_hold[i] = -1;
+		en_ready[i] = -1;
+	}
+	if (en_words && en_words != MAP_FAILED)
+		munmap(en_words, en_words_size);
+	en_words = NULL;
+}
+
+/*
+ * Is ftrace on for process @i of @set, as that process sees it: its
+ * enable bit, or the status byte that every process of a status page set
+ * reads alike?
+ */
+static bool en_seen(const struct en_set *set, int i)
+{
+	if (set->bit)
+		return __atomic_load_n(en_word(i), __ATOMIC_RELAXED) & 1;
+	return __atomic_load_n(&status_page[set->status_index],
+			       __ATOMIC_RELAXED) & EVENT_STATUS_FTRACE;
+}
+
+/* The flags to watch: one per process, or the one status byte */
+static int en_flags(const struct en_set *set)
+{
+	return set->bit ? set->n : 1;
+}
+
+/*
+ * Switch ftrace on @set's event to @on: ns from the write() to the enable
+ * file until every flag of the set says so, checked in turn (a flag not
+ * switched yet is waited for, and counted as late).
+ */
+static double en_switch(struct en_set *set, bool on)
+{
+	int i, n = en_flags(set);
+	double t0, deadline;
+
+	usleep(EN_PAUSE_US);
+	t0 = now_ns();
+	if (pwrite(set->enable_fd, on ? "1\n" : "0\n", 2, 0) != 2)
+		die("%s ftrace on %s", on ? "enable" : "disable", set->event);
+	for (i = 0; i < n; i++) {
+		if (en_seen(set, i) == on)
+			continue;
+		set->late[on]++;
+		deadline = now_ns() + EN_WAIT_NS;
+		while (en_seen(set, i) != on) {
+			if (now_ns() > deadline) {
+				errno = ETIMEDOUT;
+				die("process %d of %s: ftrace still %s", i,
+				    set->event, on ? "off" : "on");
+			}
+			sched_yield();
+		}
+	}
+	return now_ns() - t0;
+}
+
+/* What checking the flags of @set takes when all agree already */
+static double en_scan(const struct en_set *set, bool on)
+{
+	int i, n = en_flags(set), bad = 0;
+	double t0 = now_ns();
+
+	for (i = 0; i < n; i++)
+		bad += en_seen(set, i) != on;
+	if (bad) {
+		errno = EPROTO;
+		die("%d flags of %s changed by themselves", bad, set->event);
+	}
+	return now_ns() - t0;
+}
+
+static void en_setup(void)
+{
+	char cmd[128];
+	struct en_set *set;
+	int k;
+
+	/* Forks copy enable bit registrations: the phase's must be alone */
+	bit_unregister_a();
+	en_words_size = (size_t)cfg.procs * BENCH_PAGE;
+	en_words = mmap(NULL, en_words_size, PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (en_words == MAP_FAILED)
+		die("mmap %zu bytes", en_words_size);
+	if (pipe2(en_hold, O_CLOEXEC) || pipe2(en_ready, O_CLOEXEC))
+		die("pipe");
+	for (k = 0; k < 2; k++) {
+		set = &en_sets[k];
+		if (set->bit && !bit_abi)
+			continue;
+		ue_delete(set->event);
+		set->reg_fd = open(tpath("user_events_data"),
+				   O_RDWR | O_CLOEXEC);
+		if (set->reg_fd < 0)
+			die("open user_events_data");
+		snprintf(cmd, sizeof(cmd), "%s%s", set->event, EVENT_FIELDS);
+		if (ue_register(set->reg_fd, cmd, &set->status_index) < 0)
+			die("register %s", set->event);
+		set->enable_fd = open(tpath("events/user_events/%s/enable",
+					    set->event), O_WRONLY | O_CLOEXEC);
+		if (set->enable_fd < 0)
+			die("open the enable file of %s", set->event);
+	}
+}
+
+/* Rows of one process count: switching on (@on) or off, one per set */
+static void en_rows(int n, bool on, double t[2][2][MAX_ROUNDS],
+		    double scan[2][2][MAX_ROUNDS], double first[2][2])
+{
+	const char *what = on ? "enable" : "disable";
+	double q[MAX_ROUNDS], ns;
+	struct en_set *set;
+	struct row *row;
+	char name[64];
+	int k, r;
+
+	for (k = 0; k < 2; k++) {
+		set = &en_sets[k];
+		if (set->bit && !bit_abi)
+			continue;
+		snprintf(name, sizeof(name), "%s ftrace, %d processes, %s", what,
+			 n, set->bit ? "enable bit each" : "status page");
+		ns = median(t[k][on], cfg.rounds);
+		row = add_row("enable", name, -1, ns,
+			      res.null_ns[0] > 0 ? ns / res.null_ns[0] : -1);
+		if (!first[k][on])
+			first[k][on] = ns;
+		if (set->bit) {
+			for (r = 0; r < cfg.rounds; r++)
+				q[r] = t[1][on][r] / t[0][on][r];
+			note(row, "%.2fx status page", median(q, cfg.rounds));
+		} else if (n > 1) {
+			note(row, "%.2fx 1 process", ns / first[k][on]);
+		}
+		if (n > 1)
+			note(row, "%s%+.1f us/process", row->note[0] ? ", " : "",
+			     (ns - first[k][on]) / (n - 1) / 1e3);
+		if (set->bit)
+			note(row, ", scan %.0f us",
+			     median(scan[k][on], cfg.rounds) / 1e3);
+		if (set->late[on]) {
+			note(row, ", %ld late", set->late[on]);
+			say("phase enable: %s, %ld of %ld flags not switched yet when write() returned",
+			    name, set->late[on],
+			    (long)cfg.rounds * en_flags(set));
+		}
+	}
+}
+
+/*
+ * ftrace switched on and off on an event that n processes registered,
+ * for n = 1, 100, 1000 (up to cfg.procs): with an enable bit each, and,
+ * for comparison, with the status page (one byte whatever n is).  Each
+ * round switches both events on and off, in turn, so their ratio is one
+ * of times measured side by side.
+ */
+static void phase_enable(void)
+{
+	static double t[2][2][MAX_ROUNDS], scan[2][2][MAX_ROUNDS];
+	double first[2][2] = { { 0 } }, end;
+	int steps[4], nsteps = 0, i, j, k, r;
+	struct en_set *set;
+	struct row *row;
+
+	say("phase enable: ftrace on events that 1 to %d processes registered",
+	    cfg.procs);
+	if (!bit_abi)
+		say("phase enable: no enable bit layout (DIAG_IOCSREG of 28 bytes: EINVAL): status page rows only");
+	for (i = 0; i < 3; i++) {
+		static const int want_n[3] = { 1, 100, 1000 };
+
+		if (want_n[i] < cfg.procs)
+			steps[nsteps++] = want_n[i];
+	}
+	steps[nsteps++] = cfg.procs;
+	en_setup();
+
+	for (i = 0; i < nsteps; i++) {
+		for (k = 0; k < 2; k++) {
+			if (en_sets[k].reg_fd >= 0)
+				en_grow(&en_sets[k], steps[i]);
+		}
+		say("phase enable: %d processes per event", steps[i]);
+		end = now_ns() + cfg.warmup_ms * 1e6;
+		do {
+			for (k = 0; k < 2; k++) {
+				if (en_sets[k].reg_fd < 0)
+					continue;
+				en_switch(&en_sets[k], true);
+				en_switch(&en_sets[k], false);
+			}
+		} while (now_ns() < end);
+		for (k = 0; k < 2; k++) {
+			en_sets[k].late[0] = 0;
+			en_sets[k].late[1] = 0;
+		}
+
+		for (r = 0; r < cfg.rounds; r++) {
+			for (j = 0; j < 2; j++) {
+				k = r & 1 ? 1 - j : j;
+				set = &en_sets[k];
+				if (set->reg_fd < 0)
+					continue;
+				t[k][1][r] = en_switch(set, true);
+				scan[k][1][r] = en_scan(set, true);
+				t[k][0][r] = en_switch(set, false);
+				scan[k][0][r] = en_scan(set, false);
+			}
+		}
+		en_rows(steps[i], true, t, scan, first);
+		en_rows(steps[i], false, t, scan, first);
+	}
+	if (!bit_abi) {
+		row = add_row("enable", "enable ftrace, N processes, enable bit each",
+			      -1, -1, -1);
+		note(row, "skipped: no enable bit layout");
+	}
+	en_teardown();
+}
+
 static void add_targets(void)
 {
 	char what[80];
@@ -1303,6 +1845,7 @@ static void cleanup(void)
 	int i;
 
 	perf_detach();
+	en_teardown();
 	if (uprobe_made)
 		uprobe_remove();
 	if (enabled_a)
@@ -1323,6 +1866,10 @@ static void cleanup(void)
 		ue_delete(name);
 	}
 	fillers = 0;
+	bit_unregister_a();
+	if (bit_fd >= 0)
+		close(bit_fd);
+	bit_fd = -1;
 	ue_delete(EVENT_A);
 	ue_delete(EVENT_B);
 }
@@ -1337,14 +1884,17 @@ static int env_int(const char *name, int def)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: user_events_bench [-r ROUNDS] [-t MS] [-w MS] [-n EVENTS] [-p PHASES]\n"
+		"Usage: user_events_bench [-r ROUNDS] [-t MS] [-w MS] [-n EVENTS] [-N PROCS] [-p PHASES]\n"
 		"  -r  measured rounds per phase (UE_BENCH_ROUNDS, default %d)\n"
 		"  -t  ms per measurement (UE_BENCH_MS, default %d)\n"
 		"  -w  ms of warm-up after a tracer switch (UE_BENCH_WARMUP_MS, default %d)\n"
 		"  -n  most events registered (UE_BENCH_EVENTS, default %d)\n"
+		"  -N  most processes registering one event, at most %d\n"
+		"      (UE_BENCH_PROCS, default %d; phase enable: 1, 100, 1000, N)\n"
 		"  -p  phases, comma-separated (UE_BENCH_PHASES, default all):\n"
-		"      idle,ftrace,threads,events,perf,perfrec,bpf,uprobe\n",
-		cfg.rounds, cfg.ms, cfg.warmup_ms, cfg.events);
+		"      idle,ftrace,threads,events,perf,perfrec,bpf,uprobe,enable\n",
+		cfg.rounds, cfg.ms, cfg.warmup_ms, cfg.events, PROCS_MAX,
+		cfg.procs);
 }
 
 static void parse_args(int argc, char **argv)
@@ -1356,10 +1906,11 @@ static void parse_args(int argc, char **argv)
 	cfg.ms = env_int("UE_BENCH_MS", cfg.ms);
 	cfg.warmup_ms = env_int("UE_BENCH_WARMUP_MS", cfg.warmup_ms);
 	cfg.events = env_int("UE_BENCH_EVENTS", cfg.events);
+	cfg.procs = env_int("UE_BENCH_PROCS", cfg.procs);
 	if (p && *p)
 		snprintf(cfg.phases, sizeof(cfg.phases), "%s", p);
 
-	while ((c = getopt(argc, argv, "r:t:w:n:p:h")) != -1) {
+	while ((c = getopt(argc, argv, "r:t:w:n:N:p:h")) != -1) {
 		switch (c) {
 		case 'r':
 			cfg.rounds = atoi(optarg);
@@ -1373,6 +1924,9 @@ static void parse_args(int argc, char **argv)
 		case 'n':
 			cfg.events = atoi(optarg);
 			break;
+		case 'N':
+			cfg.procs = atoi(optarg);
+			break;
 		case 'p':
 			snprintf(cfg.phases, sizeof(cfg.phases), "%s", optarg);
 			break;
@@ -1385,7 +1939,8 @@ static void parse_args(int argc, char **argv)
 		}
 	}
 	if (cfg.rounds < 1 || cfg.rounds > MAX_ROUNDS || cfg.ms < 1 ||
-	    cfg.warmup_ms < 0 || cfg.events < 1 || cfg.events > EVENTS_MAX) {
+	    cfg.warmup_ms < 0 || cfg.events < 1 || cfg.events > EVENTS_MAX ||
+	    cfg.procs < 1 || cfg.procs > PROCS_MAX) {
 		usage(stderr);
 		exit(2);
 	}
@@ -1408,6 +1963,7 @@ static void setup(void)
 	ue_delete(EVENT_B);
 
 	ue_fd[0] = ue_open_reg(EVENT_A);
+	bit_register_a();
 	status_fd = open(tpath("user_events_status"), O_RDONLY | O_CLOEXEC);
 	if (status_fd < 0)
 		die("open user_events_status");
@@ -1484,6 +2040,8 @@ int main(int argc, char **argv)
 		phase_perf(2);
 	if (want("uprobe"))
 		phase_uprobe();
+	if (want("enable"))
+		phase_enable();
 
 	add_targets();
 	print_table();
