@@ -5,9 +5,10 @@
  * - register: commands built from the grammar (valid ones, ones with one
  *   known error, random mutations of either: bytes changed, inserted or
  *   removed, embedded NULs, non-UTF-8 bytes, huge ones) given to
- *   DIAG_IOCSREG, with struct user_reg of random sizes and tails at
- *   random places (NULL, unmapped, kernel addresses, misaligned, crossing
- *   into an unreadable or read-only page);
+ *   DIAG_IOCSREG, with the status page struct user_reg of random sizes
+ *   (any size but 24 is another layout, or none) and tails at random
+ *   places (NULL, unmapped, kernel addresses, misaligned, crossing into
+ *   an unreadable or read-only page);
  * - dynamic_events: the same commands after "u:", and deletions ("!u:"
  *   with or without fields, DIAG_IOCSDEL) of the events created;
  * - write: random write indexes and payloads for events with fixed and
@@ -29,6 +30,7 @@
  * number of cases of each test.
  */
 #define _GNU_SOURCE
+#define USER_EVENTS_ENABLE_BIT_ABI
 #include <stdarg.h>
 #include <sys/syscall.h>
 
@@ -1120,21 +1122,31 @@ static const char *place_cmd(struct arena *a, const struct text *cmd,
 static void reg_outcome(const struct reg_case *rc, bool cmd_faults,
 			struct allowed *a)
 {
-	const size_t min = sizeof(struct user_reg);
+	const size_t min = sizeof(struct ue_status_reg);
+	const size_t bit_min = sizeof(struct user_reg);
 	struct allowed b = { .ok = false };
 
 	if (rc->bad_ptr || rc->readable < 4) {
 		allow(&b, EFAULT);
-	} else if (rc->size < min || rc->size > UE_PAGE_SIZE) {
-		allow(&b, rc->size < min ? EINVAL : E2BIG);
-		if (rc->readable < min)
-			allow(&b, EFAULT);
-	} else if (rc->readable < rc->size) {
-		allow(&b, EFAULT);
-		if (rc->nonzero && rc->nonzero < rc->readable)
+	} else if (rc->size != min) {
+		/*
+		 * Too small for either layout, or the enable bit layout,
+		 * read like copy_struct_from_user(): its enable_size, a
+		 * padding byte of this one, is 0.
+		 */
+		if (rc->size < bit_min) {
+			allow(&b, EINVAL);
+		} else if (rc->size > UE_PAGE_SIZE) {
 			allow(&b, E2BIG);
-	} else if (rc->nonzero) {
-		allow(&b, E2BIG);
+		} else if (rc->readable < rc->size) {
+			allow(&b, EFAULT);
+			if (rc->nonzero >= bit_min && rc->nonzero < rc->readable)
+				allow(&b, E2BIG);
+		} else {
+			allow(&b, rc->nonzero >= bit_min ? E2BIG : EINVAL);
+		}
+	} else if (rc->readable < min) {
+		allow(&b, EFAULT);
 	} else if (rc->writable < min || cmd_faults) {
 		/* No answer can be stored, or no command read: no change */
 		allow(&b, EFAULT);
@@ -1160,7 +1172,7 @@ TEST_F_TIMEOUT(fuzz, register, 600)
 	__u32 slot_of[UE_PAGE_SIZE];
 	struct fz_event e, *old;
 	struct listing after;
-	struct user_reg ur;
+	struct ue_status_reg ur;
 	struct allowed a;
 	const char *cmd_ptr;
 	char why[256], name[128];
@@ -1246,7 +1258,8 @@ TEST_F_TIMEOUT(fuzz, register, 600)
 				100, 4095, 4096, 4097, 65536, 0xffffffff,
 			};
 
-			ur.size = sizes[below(ARRAY_SIZE(sizes))];
+			ur.size = chance(50) ? below(65) :
+				  sizes[below(ARRAY_SIZE(sizes))];
 		}
 		ur.status_index = rnd();
 		ur.write_index = rnd();
@@ -1427,7 +1440,7 @@ TEST_F_TIMEOUT(fuzz, dynamic_events, 600)
 
 				e = *old;
 				if (how == 0) {
-					struct user_reg reg;
+					struct ue_status_reg reg;
 
 					/* Still registered on an fd: busy */
 					holder = ue_open_data();
@@ -1711,7 +1724,7 @@ TEST_F_TIMEOUT(fuzz, write, 600)
 	bool enabled = false, kernel, idx_unreadable, pay_unreadable, vectored;
 	int nseg, i, ret, records, valid;
 	size_t total, plen, pos;
-	struct user_reg reg;
+	struct ue_status_reg reg;
 	long recorded = 0;
 	__u32 idx, m;
 
