@@ -44,8 +44,6 @@
 #define SENTINEL	PREFIX "gc_sentinel"
 /* Set in the environment of the image a child execs: see en_exec_image() */
 #define EXEC_ENV	"UE_ENABLE_TEST_EXEC"
-/* How long a bit written by the kernel's worker, or a deletion, may take */
-#define WAIT_MS		20000
 /* Room in the top-level buffer for the few records the tests read back */
 #define MIN_BUFFER_KB	64
 #define NOBODY		65534
@@ -114,45 +112,27 @@ static int en_ioctl_reg(int fd, struct user_reg *reg)
 	return 0;
 }
 
-/*
- * Register @cmd with bit @bit of the @size-byte value at @addr; 0 or errno.
- * *@index, unless NULL, gets the write index.
- */
+/* ue_reg_bit(), tracking the registration for the teardown */
 static int en_reg(int fd, const char *cmd, void *addr, int size, int bit,
 		  int flags, __u32 *index)
 {
-	struct user_reg reg;
-	int ret;
+	int ret = ue_reg_bit(fd, cmd, addr, size, bit, flags, index);
 
-	memset(&reg, 0, sizeof(reg));
-	reg.size = sizeof(reg);
-	reg.enable_bit = bit;
-	reg.enable_size = size;
-	reg.flags = flags;
-	reg.enable_addr = (__u64)(uintptr_t)addr;
-	reg.name_args = (__u64)(uintptr_t)cmd;
-	reg.write_index = ~0U;
-	ret = en_ioctl_reg(fd, &reg);
-	if (!ret && index)
-		*index = reg.write_index;
+	if (!ret)
+		en_track((uintptr_t)addr, bit);
 
 	return ret;
 }
 
-/* DIAG_IOCSUNREG of bit @bit at @addr; 0 or errno */
+/* ue_unreg_bit(), forgetting the registration */
 static int en_unreg(int fd, void *addr, int bit)
 {
-	struct user_unreg unreg;
+	int ret = ue_unreg_bit(fd, addr, bit);
 
-	memset(&unreg, 0, sizeof(unreg));
-	unreg.size = sizeof(unreg);
-	unreg.disable_bit = bit;
-	unreg.disable_addr = (__u64)(uintptr_t)addr;
-	if (ioctl(fd, DIAG_IOCSUNREG, &unreg) == -1)
-		return errno;
-	en_untrack(unreg.disable_addr, bit);
+	if (!ret)
+		en_untrack((uintptr_t)addr, bit);
 
-	return 0;
+	return ret;
 }
 
 /* Remove the registrations the test left */
@@ -172,42 +152,6 @@ static void en_unreg_all(void)
 		ioctl(fd, DIAG_IOCSUNREG, &unreg);
 	}
 	close(fd);
-}
-
-/* The @size-byte value at @addr */
-static __u64 en_load(const void *addr, int size)
-{
-	if (size == 4)
-		return __atomic_load_n((const __u32 *)addr, __ATOMIC_SEQ_CST);
-
-	return __atomic_load_n((const __u64 *)addr, __ATOMIC_SEQ_CST);
-}
-
-static void en_store(void *addr, int size, __u64 val)
-{
-	if (size == 4)
-		__atomic_store_n((__u32 *)addr, (__u32)val, __ATOMIC_SEQ_CST);
-	else
-		__atomic_store_n((__u64 *)addr, val, __ATOMIC_SEQ_CST);
-}
-
-static bool en_bit(const void *addr, int size, int bit)
-{
-	return (en_load(addr, size) >> bit) & 1;
-}
-
-/*
- * Wait until bit @bit of the value at @addr is @want, as it becomes when
- * the kernel had to fault its page in; is it?
- */
-static bool en_wait_bit(const void *addr, int size, int bit, bool want)
-{
-	long long end = ue_now_ms() + WAIT_MS;
-
-	while (en_bit(addr, size, bit) != want && ue_now_ms() < end)
-		usleep(1000);
-
-	return en_bit(addr, size, bit) == want;
 }
 
 /*
@@ -238,7 +182,7 @@ static int en_pagemap_bit(const void *addr, int bit)
 /* Wait until event @name of @system is gone (deleted automatically) */
 static bool en_wait_gone_in(const char *system, const char *name)
 {
-	long long end = ue_now_ms() + WAIT_MS;
+	long long end = ue_now_ms() + UE_WAIT_MS;
 	char rel[256];
 
 	snprintf(rel, sizeof(rel), "events/%s/%s", system, name);
@@ -259,7 +203,7 @@ static bool en_wait_gone(const char *name)
  */
 static int en_del_when_free(const char *name)
 {
-	long long end = ue_now_ms() + WAIT_MS;
+	long long end = ue_now_ms() + UE_WAIT_MS;
 	int ret;
 
 	while ((ret = ue_del(name)) == EBUSY && ue_now_ms() < end)
@@ -337,27 +281,6 @@ static int en_multi_find(const char *name, const char *fields, char *out,
 	free(text);
 
 	return found;
-}
-
-/* Number of user events of all kinds, from dynamic_events; -1 on error */
-static int en_count_events(void)
-{
-	char *text = ue_read_file("dynamic_events");
-	char *line, *next;
-	int count = 0;
-
-	if (!text)
-		return -1;
-	for (line = text; *line; line = next) {
-		next = strchrnul(line, '\n');
-		if (!strncmp(line, "u:", 2))
-			count++;
-		if (*next)
-			next++;
-	}
-	free(text);
-
-	return count;
 }
 
 /* Read kernel.user_events_max; -1 on error */
@@ -1003,21 +926,21 @@ TEST_F_TIMEOUT(bit, attach_detach, LONG_TIMEOUT)
 
 	/* The other bits set, and the bytes around the value marked */
 	memset(page, 0xa5, 64);
-	en_store(value, size, ones & ~mask);
+	ue_store(value, size, ones & ~mask);
 	ASSERT_EQ(0, en_reg(self->en.fd, PREFIX "bit u32 v", value, size, nr,
 			    0, &idx));
 	ASSERT_EQ(0, idx);
-	ASSERT_EQ(ones & ~mask, en_load(value, size));
+	ASSERT_EQ(ones & ~mask, ue_load(value, size));
 	id = ue_event_id(name);
 	ASSERT_LT(0, id);
 
 	/* ftrace: set when enable returns, cleared when disable does */
 	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_EQ(ones, en_load(value, size));
+	ASSERT_EQ(ones, ue_load(value, size));
 	v = 1234;
 	ASSERT_EQ(8, ue_emit(self->en.fd, idx, &v, sizeof(v)));
 	ASSERT_EQ(0, ue_enable(NULL, name, false));
-	ASSERT_EQ(ones & ~mask, en_load(value, size));
+	ASSERT_EQ(ones & ~mask, ue_load(value, size));
 	ASSERT_TRUE(neighbours_intact(page, variant->offset, size));
 	text = ue_trace_collect(NULL, name);
 	ASSERT_NE(NULL, text);
@@ -1026,7 +949,7 @@ TEST_F_TIMEOUT(bit, attach_detach, LONG_TIMEOUT)
 
 	/* perf: the same */
 	ASSERT_EQ(0, ue_perf_ring_open(&ring, id, 1));
-	ASSERT_EQ(ones, en_load(value, size));
+	ASSERT_EQ(ones, ue_load(value, size));
 	v = 0xabcdef01;
 	ASSERT_EQ(8, ue_emit(self->en.fd, idx, &v, sizeof(v)));
 	ASSERT_LE(12, ue_perf_raw_sample(&ring, 0, raw, sizeof(raw)));
@@ -1034,27 +957,27 @@ TEST_F_TIMEOUT(bit, attach_detach, LONG_TIMEOUT)
 	ASSERT_EQ(id, raw[0] & 0xffff);
 	ASSERT_EQ(0xabcdef01, raw[2]);
 	ue_perf_ring_close(&ring);
-	ASSERT_EQ(ones & ~mask, en_load(value, size));
+	ASSERT_EQ(ones & ~mask, ue_load(value, size));
 	ASSERT_TRUE(neighbours_intact(page, variant->offset, size));
 
 	/* Registered while attached: set by the registration */
-	en_store(late, size, 0);
+	ue_store(late, size, 0);
 	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_EQ(ones, en_load(value, size));
+	ASSERT_EQ(ones, ue_load(value, size));
 	ASSERT_EQ(0, en_reg(self->en.fd, PREFIX "bit u32 v", late, size, nr,
 			    0, &idx));
 	ASSERT_EQ(0, idx);
-	ASSERT_EQ(mask, en_load(late, size));
+	ASSERT_EQ(mask, ue_load(late, size));
 
 	/* Unregistering clears it, though the event stays enabled */
 	ASSERT_EQ(0, en_unreg(self->en.fd, late, nr));
-	ASSERT_EQ(0, en_load(late, size));
+	ASSERT_EQ(0, ue_load(late, size));
 	ASSERT_EQ(0, ue_enable(NULL, name, false));
 	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_EQ(0, en_load(late, size));
-	ASSERT_EQ(ones, en_load(value, size));
+	ASSERT_EQ(0, ue_load(late, size));
+	ASSERT_EQ(ones, ue_load(value, size));
 	ASSERT_EQ(0, ue_enable(NULL, name, false));
-	ASSERT_EQ(ones & ~mask, en_load(value, size));
+	ASSERT_EQ(ones & ~mask, ue_load(value, size));
 	ASSERT_TRUE(neighbours_intact(page, variant->offset, size));
 }
 
@@ -1472,8 +1395,8 @@ static int fork_child(struct en_child *c, void *arg)
 
 	if (en_hear(c) != 'e')
 		return en_fail(1, "no word from the parent");
-	if (!en_wait_bit(&x->word[0], 4, 0, true) ||
-	    !en_wait_bit(&x->word[1], 4, 0, true))
+	if (!ue_wait_bit(&x->word[0], 4, 0, true) ||
+	    !ue_wait_bit(&x->word[1], 4, 0, true))
 		return en_fail(2, "the child's bits were not set");
 	if (ue_emit(x->fd, x->idx, &v, sizeof(v)) != 8)
 		return en_fail(3, "write with the inherited fd");
@@ -1482,17 +1405,17 @@ static int fork_child(struct en_child *c, void *arg)
 		return en_fail(4, "registering its copy again was not EADDRINUSE");
 	if (en_unreg(x->fd, &x->word[0], 0))
 		return en_fail(5, "unregister its copy of x");
-	if (en_bit(&x->word[0], 4, 0))
+	if (ue_bit(&x->word[0], 4, 0))
 		return en_fail(6, "x still set after unregistering it");
 	if (!en_say(c, 'u') || en_hear(c) != 'd')
 		return en_fail(7, "no word from the parent");
 	/* Disabled: y follows, x stays clear */
-	if (!en_wait_bit(&x->word[1], 4, 0, false) || en_bit(&x->word[0], 4, 0))
+	if (!ue_wait_bit(&x->word[1], 4, 0, false) || ue_bit(&x->word[0], 4, 0))
 		return en_fail(8, "bits after the event was disabled");
 	if (!en_say(c, 'D') || en_hear(c) != 'E')
 		return en_fail(9, "no word from the parent");
 	/* The parent unregistered its y: the child's y still follows */
-	if (!en_wait_bit(&x->word[1], 4, 0, true) || en_bit(&x->word[0], 4, 0))
+	if (!ue_wait_bit(&x->word[1], 4, 0, true) || ue_bit(&x->word[0], 4, 0))
 		return en_fail(10, "bits after the event was enabled again");
 	if (!en_say(c, 'k') || en_hear(c) != 'q')
 		return en_fail(11, "no word from the parent");
@@ -1516,8 +1439,8 @@ TEST_F_TIMEOUT(en, fork_copies, LONG_TIMEOUT)
 	/* Both processes' bits set; the pages are copy-on-write now */
 	ASSERT_NE(1, en_pagemap_bit(x.word, PM_EXCLUSIVE));
 	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_TRUE(en_wait_bit(&x.word[0], 4, 0, true));
-	ASSERT_TRUE(en_wait_bit(&x.word[1], 4, 0, true));
+	ASSERT_TRUE(ue_wait_bit(&x.word[0], 4, 0, true));
+	ASSERT_TRUE(ue_wait_bit(&x.word[1], 4, 0, true));
 	ASSERT_TRUE(en_child_say(&c, 'e'));
 
 	/* The child unregistered its x: the parent's stays */
@@ -1589,7 +1512,7 @@ static int drop_child(struct en_child *c, void *arg)
 	/* r enabled by the parent, in the child's memory */
 	if (en_hear(c) != 'e')
 		return en_fail(8, "no word from the parent");
-	if (!en_wait_bit(&x->word[2], 4, 0, true) || x->word[0] || x->word[1])
+	if (!ue_wait_bit(&x->word[2], 4, 0, true) || x->word[0] || x->word[1])
 		return en_fail(9, "bits with r enabled");
 	if (!en_say(c, 'E') || en_hear(c) != 'x')
 		return en_fail(10, "no word from the parent");
@@ -1767,13 +1690,13 @@ TEST_F_TIMEOUT(en, page_not_present, LONG_TIMEOUT)
 	ASSERT_EQ(0, madvise(word, UE_PAGE_SIZE, MADV_DONTNEED));
 	ASSERT_NE(1, en_pagemap_bit(word, PM_PRESENT));
 	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_TRUE(en_wait_bit(word, 4, 0, true));
+	ASSERT_TRUE(ue_wait_bit(word, 4, 0, true));
 	ASSERT_EQ(0xf0f0f0f1, *word);
 
 	ASSERT_EQ(0, madvise(word, UE_PAGE_SIZE, MADV_DONTNEED));
 	ASSERT_NE(1, en_pagemap_bit(word, PM_PRESENT));
 	ASSERT_EQ(0, ue_enable(NULL, name, false));
-	ASSERT_TRUE(en_wait_bit(word, 4, 0, false));
+	ASSERT_TRUE(ue_wait_bit(word, 4, 0, false));
 	ASSERT_EQ(0xf0f0f0f0, *word);
 
 	/*
@@ -1781,7 +1704,7 @@ TEST_F_TIMEOUT(en, page_not_present, LONG_TIMEOUT)
 	 * the bit is written when the ioctl returns
 	 */
 	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_TRUE(en_wait_bit(word, 4, 0, true));
+	ASSERT_TRUE(ue_wait_bit(word, 4, 0, true));
 	ASSERT_EQ(0, madvise(word, UE_PAGE_SIZE, MADV_DONTNEED));
 	ASSERT_EQ(0, en_reg(self->fd, PREFIX "absent u32 v", word, 4, 1, 0,
 			    NULL));
@@ -1825,7 +1748,7 @@ TEST_F_TIMEOUT(en, page_untouched, LONG_TIMEOUT)
 	ASSERT_EQ(0, madvise(fresh, UE_PAGE_SIZE, MADV_DONTNEED));
 	ASSERT_NE(1, en_pagemap_bit(fresh, PM_PRESENT));
 	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_TRUE(en_wait_bit(fresh, 8, 63, true));
+	ASSERT_TRUE(ue_wait_bit(fresh, 8, 63, true));
 	ASSERT_EQ(1ULL << 63, *fresh);
 	ASSERT_EQ(0, ue_enable(NULL, name, false));
 	ASSERT_EQ(0, *fresh);
@@ -1837,9 +1760,9 @@ TEST_F_TIMEOUT(en, page_untouched, LONG_TIMEOUT)
 			     MADV_DONTNEED));
 	ASSERT_NE(1, en_pagemap_bit(fresh + UE_PAGE_SIZE / 8, PM_PRESENT));
 	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_TRUE(en_wait_bit(fresh + UE_PAGE_SIZE / 8, 4, 3, true));
+	ASSERT_TRUE(ue_wait_bit(fresh + UE_PAGE_SIZE / 8, 4, 3, true));
 	ASSERT_EQ(0, ue_enable(NULL, name, false));
-	ASSERT_TRUE(en_wait_bit(fresh + UE_PAGE_SIZE / 8, 4, 3, false));
+	ASSERT_TRUE(ue_wait_bit(fresh + UE_PAGE_SIZE / 8, 4, 3, false));
 
 	ASSERT_EQ(0, en_unreg(self->fd, fresh, 63));
 	ASSERT_EQ(0, en_unreg(self->fd, fresh + UE_PAGE_SIZE / 8, 3));
@@ -2288,7 +2211,7 @@ TEST_F_TIMEOUT(en, user_events_max, LONG_TIMEOUT)
 
 	/* Room for one more event, once pending deletions are done */
 	ASSERT_TRUE(en_gc_passed());
-	count = en_count_events();
+	count = ue_count_events();
 	ASSERT_LE(0, count);
 	ASSERT_EQ(0, en_set_max(count + 1));
 	ASSERT_EQ(0, en_reg(self->fd, first, word, 4, 0,
@@ -2307,7 +2230,7 @@ TEST_F_TIMEOUT(en, user_events_max, LONG_TIMEOUT)
 	ASSERT_EQ(EMFILE, ue_reg(self->fd, next, &sreg));
 	ASSERT_EQ(EMFILE, ue_dyn("u:" PREFIX "max_b u32 v"));
 	ASSERT_FALSE(ue_event_exists(PREFIX "max_b"));
-	ASSERT_EQ(count + 1, en_count_events());
+	ASSERT_EQ(count + 1, ue_count_events());
 
 	/* Existing events still register, both ways */
 	ASSERT_EQ(0, en_reg(self->fd, first, word, 4, 1, 0, NULL));

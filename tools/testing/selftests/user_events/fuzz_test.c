@@ -5,9 +5,16 @@
  * - register: commands built from the grammar (valid ones, ones with one
  *   known error, random mutations of either: bytes changed, inserted or
  *   removed, embedded NULs, non-UTF-8 bytes, huge ones) given to
- *   DIAG_IOCSREG, with struct user_reg of random sizes and tails at
- *   random places (NULL, unmapped, kernel addresses, misaligned, crossing
- *   into an unreadable or read-only page);
+ *   DIAG_IOCSREG, with the status page struct user_reg of random sizes
+ *   (any size but 24 is another layout, or none) and tails at random
+ *   places (NULL, unmapped, kernel addresses, misaligned, crossing into
+ *   an unreadable or read-only page);
+ * - register_enable_bit: the enable bit layout the same way, with random
+ *   flags, enable_size, enable_bit and enable_addr (misaligned, NULL,
+ *   kernel, read-only, inaccessible), and DIAG_IOCSUNREG with random
+ *   sizes, tails, reserved fields and bits: a registration clears its bit
+ *   and nothing else of the page the bits are in, a failed one changes
+ *   nothing, the bits follow their events' state;
  * - dynamic_events: the same commands after "u:", and deletions ("!u:"
  *   with or without fields, DIAG_IOCSDEL) of the events created;
  * - write: random write indexes and payloads for events with fixed and
@@ -29,7 +36,9 @@
  * number of cases of each test.
  */
 #define _GNU_SOURCE
+#define USER_EVENTS_ENABLE_BIT_ABI
 #include <stdarg.h>
+#include <stddef.h>
 #include <sys/syscall.h>
 
 #include "user_events_selftests.h"
@@ -1120,21 +1129,31 @@ static const char *place_cmd(struct arena *a, const struct text *cmd,
 static void reg_outcome(const struct reg_case *rc, bool cmd_faults,
 			struct allowed *a)
 {
-	const size_t min = sizeof(struct user_reg);
+	const size_t min = sizeof(struct ue_status_reg);
+	const size_t bit_min = sizeof(struct user_reg);
 	struct allowed b = { .ok = false };
 
 	if (rc->bad_ptr || rc->readable < 4) {
 		allow(&b, EFAULT);
-	} else if (rc->size < min || rc->size > UE_PAGE_SIZE) {
-		allow(&b, rc->size < min ? EINVAL : E2BIG);
-		if (rc->readable < min)
-			allow(&b, EFAULT);
-	} else if (rc->readable < rc->size) {
-		allow(&b, EFAULT);
-		if (rc->nonzero && rc->nonzero < rc->readable)
+	} else if (rc->size != min) {
+		/*
+		 * Too small for either layout, or the enable bit layout,
+		 * read like copy_struct_from_user(): its enable_size, a
+		 * padding byte of this one, is 0.
+		 */
+		if (rc->size < bit_min) {
+			allow(&b, EINVAL);
+		} else if (rc->size > UE_PAGE_SIZE) {
 			allow(&b, E2BIG);
-	} else if (rc->nonzero) {
-		allow(&b, E2BIG);
+		} else if (rc->readable < rc->size) {
+			allow(&b, EFAULT);
+			if (rc->nonzero >= bit_min && rc->nonzero < rc->readable)
+				allow(&b, E2BIG);
+		} else {
+			allow(&b, rc->nonzero >= bit_min ? E2BIG : EINVAL);
+		}
+	} else if (rc->readable < min) {
+		allow(&b, EFAULT);
 	} else if (rc->writable < min || cmd_faults) {
 		/* No answer can be stored, or no command read: no change */
 		allow(&b, EFAULT);
@@ -1160,7 +1179,7 @@ TEST_F_TIMEOUT(fuzz, register, 600)
 	__u32 slot_of[UE_PAGE_SIZE];
 	struct fz_event e, *old;
 	struct listing after;
-	struct user_reg ur;
+	struct ue_status_reg ur;
 	struct allowed a;
 	const char *cmd_ptr;
 	char why[256], name[128];
@@ -1246,7 +1265,8 @@ TEST_F_TIMEOUT(fuzz, register, 600)
 				100, 4095, 4096, 4097, 65536, 0xffffffff,
 			};
 
-			ur.size = sizes[below(ARRAY_SIZE(sizes))];
+			ur.size = chance(50) ? below(65) :
+				  sizes[below(ARRAY_SIZE(sizes))];
 		}
 		ur.status_index = rnd();
 		ur.write_index = rnd();
@@ -1347,6 +1367,592 @@ TEST_F_TIMEOUT(fuzz, register, 600)
 	free(heap_img);
 }
 
+/*
+ * The enable bit layout of DIAG_IOCSREG, and DIAG_IOCSUNREG, with hostile
+ * structs: random sizes and tails, flags, enable_size, enable_bit and
+ * enable_addr (misaligned, NULL, kernel, read-only, inaccessible), and
+ * commands as above.  The bits live in a page whose whole content is
+ * known: a registration clears its bit (nothing is enabled) and touches
+ * nothing else, a failed one touches nothing, an unregistration clears
+ * its bit.  Events of a small pool are enabled now and then: the bits of
+ * all their registrations, and only those, are set meanwhile.
+ */
+
+#define POOL		4
+#define MAX_BITREGS	48
+#define MAX_KEYS	512
+#define KEY_SIZE	160
+
+/* The fields of variant v of pool event i (variants 0 and 1 differ) */
+static void pool_cmd(char *buf, size_t size, int i, int v)
+{
+	snprintf(buf, size, PREFIX "pool%d %s", i,
+		 v ? "u64 b; char[8] c" : "u32 a");
+}
+
+struct bitreg {
+	__u8 *addr;
+	int size;
+	int bit;
+	int event;		/* pool event, or -1 */
+};
+
+struct bitfuzz {
+	__u8 *bits;		/* page 0 read-write, page 1 read-only */
+	__u8 expect[UE_PAGE_SIZE];
+	struct bitreg regs[MAX_BITREGS];
+	int nregs;
+	int pool[POOL];		/* variant of pool event i, -1 if none */
+	char keys[MAX_KEYS][KEY_SIZE];	/* the event of each write index */
+	int nkeys;
+};
+
+static struct bitreg *find_bitreg(struct bitfuzz *bf, const __u8 *addr, int bit)
+{
+	int i;
+
+	for (i = 0; i < bf->nregs; i++) {
+		if (bf->regs[i].addr == addr && bf->regs[i].bit == bit)
+			return &bf->regs[i];
+	}
+
+	return NULL;
+}
+
+/* The byte of @bf->expect that holds bit @bit of the value at @addr */
+static __u8 *expect_byte(struct bitfuzz *bf, const __u8 *addr, int bit)
+{
+	return &bf->expect[addr - bf->bits + bit / 8];
+}
+
+/* Set the expected value of every bit of pool event @event */
+static void expect_event(struct bitfuzz *bf, int event, bool on)
+{
+	int i;
+
+	for (i = 0; i < bf->nregs; i++) {
+		struct bitreg *r = &bf->regs[i];
+
+		if (r->event != event)
+			continue;
+		if (on)
+			*expect_byte(bf, r->addr, r->bit) |= 1 << (r->bit % 8);
+		else
+			*expect_byte(bf, r->addr, r->bit) &= ~(1 << (r->bit % 8));
+	}
+}
+
+/* Write index of event @key on the fd: known, or the next one */
+static __u32 key_slot(struct bitfuzz *bf, const char *key, bool *is_new)
+{
+	int i;
+
+	for (i = 0; key && i < bf->nkeys; i++) {
+		if (!strcmp(bf->keys[i], key)) {
+			*is_new = false;
+			return i;
+		}
+	}
+	*is_new = true;
+
+	return bf->nkeys;
+}
+
+/* FNV-1a of a command, to tell formats apart */
+static __u64 text_hash(const struct text *t)
+{
+	__u64 h = 1469598103934665603ULL;
+	size_t i;
+
+	for (i = 0; i < t->len; i++)
+		h = (h ^ (__u8)t->buf[i]) * 1099511628211ULL;
+
+	return h;
+}
+
+/* Is any of bytes @from..@to-1 of @p not zero? */
+static bool nonzero_bytes(const __u8 *p, size_t from, size_t to)
+{
+	while (from < to) {
+		if (p[from++])
+			return true;
+	}
+
+	return false;
+}
+
+/* Offset in the bit page of the first byte that differs, or -1 */
+static int bits_differ(const struct bitfuzz *bf)
+{
+	int i;
+
+	for (i = 0; i < UE_PAGE_SIZE; i++) {
+		if (bf->bits[i] != bf->expect[i])
+			return i;
+	}
+
+	return -1;
+}
+
+/*
+ * Unregister everything, close @fd and wait until the events are gone
+ * (deleting the persistent ones) and the count of events is @count0
+ * again; 0 or -1 with @why filled in.
+ */
+static int bitfuzz_reset(struct bitfuzz *bf, int *fd, int count0, char *why,
+			 size_t size)
+{
+	long long end = ue_now_ms() + UE_WAIT_MS;
+	int i, ret, count;
+
+	while (bf->nregs > 0) {
+		struct bitreg *r = &bf->regs[bf->nregs - 1];
+
+		ret = ue_unreg_bit(*fd, r->addr, r->bit);
+		if (ret) {
+			snprintf(why, size, "unregister bit %d at %p: %s",
+				 r->bit, r->addr, strerror(ret));
+			return -1;
+		}
+		*expect_byte(bf, r->addr, r->bit) &= ~(1 << (r->bit % 8));
+		bf->nregs--;
+	}
+	close(*fd);
+	*fd = -1;
+	do {
+		ue_cleanup_events(PREFIX);
+		ue_cleanup_system_events(USER_EVENTS_MULTI_SYSTEM, PREFIX);
+		count = ue_count_events();
+		if (count != count0)
+			usleep(1000);
+	} while (count != count0 && ue_now_ms() < end);
+	if (count != count0) {
+		snprintf(why, size, "%d user events left, %d at the start",
+			 count, count0);
+		return -1;
+	}
+	for (i = 0; i < POOL; i++)
+		bf->pool[i] = -1;
+	bf->nkeys = 0;
+	*fd = ue_open_data();
+	if (*fd == -1) {
+		snprintf(why, size, "open: %s", strerror(errno));
+		return -1;
+	}
+
+	return 0;
+}
+
+TEST_F_TIMEOUT(fuzz, register_enable_bit, 600)
+{
+	long cases = self->iters ?: ue_scaled(1500, 4), n;
+	static char heap_cmd[sizeof(((struct text *)0)->buf)];
+	struct text *t = malloc(sizeof(*t));
+	struct reg_case *rc = malloc(sizeof(*rc));
+	struct bitfuzz *bf = calloc(1, sizeof(*bf));
+	__u8 *heap_img = malloc(IMG_MAX);
+	char why[256], key[KEY_SIZE], cmd[128];
+	int ret, i, count0, diff, event;
+	long long t0 = ue_now_ms();
+	struct tally unregs = { 0 };
+	long nunregs = 0;
+	__u8 *addr;
+	struct listing after;
+	struct user_reg ur;
+	struct fz_event e;
+	struct allowed a;
+	bool is_new;
+	__u32 slot;
+
+	ASSERT_NE(NULL, t);
+	ASSERT_NE(NULL, rc);
+	ASSERT_NE(NULL, bf);
+	ASSERT_NE(NULL, heap_img);
+	bf->bits = mmap(NULL, 2 * UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, bf->bits);
+	for (i = 0; i < UE_PAGE_SIZE; i++)
+		bf->expect[i] = rnd();
+	memcpy(bf->bits, bf->expect, UE_PAGE_SIZE);
+	ASSERT_EQ(0, mprotect(bf->bits + UE_PAGE_SIZE, UE_PAGE_SIZE, PROT_READ));
+	for (i = 0; i < POOL; i++)
+		bf->pool[i] = -1;
+	count0 = ue_count_events();
+	ASSERT_LE(0, count0);
+
+	for (n = 0; n < cases; n++) {
+		/* What the struct's fields and the command get, in any order */
+		struct allowed errs = { .ok = false }, cmd_errs = { .ok = false };
+		bool cmd_faults, multi, mutated = false, unknown = false;
+		unsigned int kind = below(100), pick;
+		bool field_errs;
+		int size, bit, flags, variant = 0;
+
+		memset(&a, 0, sizeof(a));
+		memset(t, 0, sizeof(*t));
+		event = -1;
+		key[0] = '\0';
+
+		/* Now and then an unregistration instead */
+		if (chance(25)) {
+			struct user_unreg *uu = (struct user_unreg *)heap_img;
+			static const __u32 usizes[] = {
+				0, 1, 8, 15, 17, 24, 32, 64, 4096, 4097,
+			};
+			struct bitreg *r = bf->nregs ?
+					   &bf->regs[below(bf->nregs)] : NULL;
+			void *where = heap_img;
+
+			memset(heap_img, 0, IMG_MAX);
+			uu->size = chance(80) ? sizeof(*uu) :
+				   usizes[below(ARRAY_SIZE(usizes))];
+			uu->disable_addr = (__u64)(uintptr_t)(r ? r->addr :
+					    bf->bits + 8 * below(64));
+			uu->disable_bit = r ? r->bit : below(64);
+			if (chance(10))
+				uu->disable_bit ^= 1 << below(8);
+			if (chance(10))
+				uu->disable_addr += 4 << below(3);
+			if (chance(5))
+				uu->__reserved = 1 + below(255);
+			if (chance(5))
+				uu->__reserved2 = 1 + below(0xffff);
+			if (uu->size > sizeof(*uu) && uu->size <= 64 && chance(40))
+				heap_img[sizeof(*uu) + below(uu->size - sizeof(*uu))] =
+					1 + below(255);
+			if (chance(4))
+				where = chance(50) ? NULL : (void *)KERNEL_ADDR;
+
+			r = find_bitreg(bf, (__u8 *)(uintptr_t)uu->disable_addr,
+					uu->disable_bit);
+			if (!where)
+				allow(&a, EFAULT);
+			else if (where == (void *)KERNEL_ADDR)
+				allow(&a, EFAULT);
+			else if (uu->size < sizeof(*uu))
+				allow(&a, EINVAL);
+			else if (uu->size > UE_PAGE_SIZE)
+				allow(&a, E2BIG);
+			else if (uu->size > sizeof(*uu) &&
+				 nonzero_bytes(heap_img, sizeof(*uu), uu->size))
+				allow(&a, E2BIG);
+			else if (uu->__reserved || uu->__reserved2)
+				allow(&a, EINVAL);
+			else if (!r)
+				allow(&a, ENOENT);
+			else
+				allow(&a, 0);
+
+			/* The program set the bit: unregistering clears it */
+			if (r) {
+				r->addr[r->bit / 8] |= 1 << (r->bit % 8);
+				*expect_byte(bf, r->addr, r->bit) |= 1 << (r->bit % 8);
+			}
+			ret = ioctl(self->fd, DIAG_IOCSUNREG, where) ? errno : 0;
+			nunregs++;
+			tally(&unregs, ret);
+			ASSERT_TRUE(allowed(&a, ret)) {
+				CASE_LOG(n, "DIAG_IOCSUNREG %u bytes, bit %u at 0x%llx: %s, ok: %s",
+					 uu->size, uu->disable_bit,
+					 (unsigned long long)uu->disable_addr,
+					 errname(ret), allowed_text(&a));
+				TH_LOG("reserved %u %u", uu->__reserved,
+				       uu->__reserved2);
+			}
+			if (!ret) {
+				*expect_byte(bf, r->addr, r->bit) &= ~(1 << (r->bit % 8));
+				*r = bf->regs[--bf->nregs];
+			}
+			diff = bits_differ(bf);
+			ASSERT_EQ(-1, diff) {
+				CASE_LOG(n, "DIAG_IOCSUNREG (%s): bit byte %d 0x%02x, not 0x%02x",
+					 errname(ret), diff, bf->bits[diff],
+					 bf->expect[diff]);
+			}
+			ASSERT_EQ(0, read_listing(&after));
+			ASSERT_TRUE(same_listing(&self->now, &after)) {
+				CASE_LOG(n, "DIAG_IOCSUNREG changed the events");
+			}
+			free_listing(&after);
+			continue;
+		}
+
+		/* The command */
+		flags = chance(80) ? 0 : below(4);
+		if (chance(5))
+			flags = rnd() & 0xffff;
+		multi = flags & USER_EVENT_REG_MULTI_FORMAT;
+		if (kind < 50) {
+			int v = below(2);
+
+			variant = v;
+			event = below(POOL);
+			pool_cmd(cmd, sizeof(cmd), event, v);
+			snprintf(t->buf, sizeof(t->buf), "%s", cmd);
+			t->len = strlen(t->buf);
+			if (multi) {
+				snprintf(key, sizeof(key), "multi %s", cmd);
+				event = -1;
+			} else {
+				snprintf(key, sizeof(key), "%s", cmd);
+				if (bf->pool[event] >= 0 && bf->pool[event] != v) {
+					allow(&cmd_errs, EADDRINUSE);
+					snprintf(key, sizeof(key), "-");
+				}
+			}
+		} else if (kind < 70) {
+			int expect = 0;
+
+			rand_event(&e);
+			spell_invalid(t, &e, &expect);
+			if (expect < 0) {
+				unknown = true;
+				allow(&cmd_errs, EINVAL);
+			} else {
+				allow(&cmd_errs, expect);
+			}
+		} else if (kind < 95) {
+			rand_event(&e);
+			spell(t, &e);
+			if (chance(70)) {
+				mutate(t, strlen(PREFIX), true);
+				mutated = true;
+				unknown = true;
+				allow(&cmd_errs, EINVAL);
+				allow(&cmd_errs, E2BIG);
+				allow(&cmd_errs, ENOMEM);
+			} else if (fixed_size(&e) > MAX_PAYLOAD) {
+				allow(&cmd_errs, E2BIG);
+			} else {
+				/* An event is its name, or its format in multi */
+				snprintf(key, sizeof(key), "%s%s %llx",
+					 multi ? "multi " : "", e.name,
+					 multi ? (unsigned long long)text_hash(t) : 0ULL);
+			}
+		} else {
+			rand_event(&e);
+			spell(t, &e);
+			make_huge(t, CMD_MAX + 1 + below(CMD_MAX));
+			allow(&cmd_errs, E2BIG);
+		}
+		if (cmd_strlen(t) > CMD_MAX) {
+			memset(&cmd_errs, 0, sizeof(cmd_errs));
+			allow(&cmd_errs, E2BIG);
+			unknown = false;
+		}
+		ur.name_args = (__u64)(uintptr_t)place_cmd(&self->arena, t,
+							   cmd_strlen(t),
+							   &cmd_faults, heap_cmd);
+		if (cmd_faults) {
+			memset(&cmd_errs, 0, sizeof(cmd_errs));
+			allow(&cmd_errs, EFAULT);
+			unknown = false;
+		}
+
+		/* The value and its bit */
+		size = chance(85) ? (chance(50) ? 4 : 8) : below(17);
+		if (size == 4 || size == 8)
+			bit = chance(90) ? below(size * 8) :
+					    size * 8 + below(256 - size * 8);
+		else
+			bit = below(256);
+		pick = below(100);
+		if (pick < 75)
+			addr = bf->bits + 8 * below(64) + (size == 4 ? 4 * below(2) : 0);
+		else if (pick < 80)
+			addr = bf->bits + 8 * below(64) + 1 + below(7);
+		else if (pick < 85)
+			addr = bf->bits + UE_PAGE_SIZE + 8 * below(64);
+		else if (pick < 88)
+			addr = NULL;
+		else if (pick < 91)
+			addr = (__u8 *)KERNEL_ADDR;
+		else if (pick < 94)
+			addr = page_at(&self->arena, 2) + 8 * below(64);
+		else if (pick < 97)
+			addr = (__u8 *)((uintptr_t)&fuzz_seed & ~7UL);
+		else
+			addr = (__u8 *)(uintptr_t)(rnd() & ~7ULL);
+
+		if ((flags & ~(USER_EVENT_REG_MAX - 1)) ||
+		    (size != 4 && size != 8) || (size && (uintptr_t)addr % size) ||
+		    bit >= size * 8)
+			allow(&errs, EINVAL);
+		if (!addr || addr < bf->bits || addr >= bf->bits + UE_PAGE_SIZE)
+			allow(&errs, EFAULT);
+		if (find_bitreg(bf, addr, bit))
+			allow(&errs, EADDRINUSE);
+
+		/* The struct */
+		memset(&ur, 0, offsetof(struct user_reg, name_args));
+		ur.size = sizeof(ur);
+		if (chance(20))
+			ur.size = chance(60) ? below(65) :
+				  (chance(50) ? 4096 + below(2) : rnd());
+		if (ur.size == sizeof(struct ue_status_reg))
+			ur.size = sizeof(ur);
+		ur.enable_bit = bit;
+		ur.enable_size = size;
+		ur.flags = flags;
+		ur.enable_addr = (__u64)(uintptr_t)addr;
+		ur.write_index = rnd();
+		memset(rc, 0, sizeof(*rc));
+		memcpy(rc->img, &ur, sizeof(ur));
+		rc->size = ur.size;
+		rc->len = rc->size >= sizeof(ur) && rc->size <= UE_PAGE_SIZE ?
+			  rc->size : 64;
+		if (rc->size > sizeof(ur) && rc->size <= UE_PAGE_SIZE &&
+		    chance(30)) {
+			rc->nonzero = sizeof(ur) + below(rc->size - sizeof(ur));
+			rc->img[rc->nonzero] = 1 + below(255);
+		}
+		place_reg(&self->arena, rc, heap_img);
+
+		if (rc->bad_ptr || rc->readable < 4) {
+			allow(&a, EFAULT);
+		} else if (rc->size < sizeof(ur)) {
+			allow(&a, EINVAL);
+		} else if (rc->size > UE_PAGE_SIZE) {
+			allow(&a, E2BIG);
+		} else if (rc->readable < rc->size) {
+			allow(&a, EFAULT);
+			if (rc->nonzero && rc->nonzero < rc->readable)
+				allow(&a, E2BIG);
+		} else if (rc->nonzero) {
+			allow(&a, E2BIG);
+		} else {
+			/* The struct can be read: its fields decide */
+			a = errs;
+			if (rc->writable < sizeof(ur))
+				allow(&a, EFAULT);
+			field_errs = a.n;
+			for (i = 0; i < cmd_errs.n; i++)
+				allow(&a, cmd_errs.err[i]);
+			if (!field_errs && (!cmd_errs.n || unknown))
+				allow(&a, 0);
+			if (!field_errs && mutated)
+				allow(&a, EADDRINUSE);
+		}
+
+		ret = ioctl(self->fd, DIAG_IOCSREG, rc->where) ? errno : 0;
+		tally(&self->tally, ret);
+		ASSERT_TRUE(allowed(&a, ret)) {
+			CASE_LOG(n, "DIAG_IOCSREG \"%s\": %s, allowed: %s",
+				 esc(t->buf, t->len), errname(ret),
+				 allowed_text(&a));
+			TH_LOG("size %u at %p (%zu readable, %zu writable, tail %zu)",
+			       rc->size, rc->where, rc->readable, rc->writable,
+			       rc->nonzero);
+			TH_LOG("flags 0x%x, bit %d of %d bytes at %p", flags,
+			       bit, size, addr);
+		}
+
+		ASSERT_EQ(0, read_listing(&after));
+		if (ret) {
+			ASSERT_TRUE(same_listing(&self->now, &after)) {
+				CASE_LOG(n, "DIAG_IOCSREG \"%s\" failed (%s), yet:",
+					 esc(t->buf, t->len), errname(ret));
+				TH_LOG("now:\n%s%s\nwas:\n%s%s", after.status,
+				       after.dyn, self->now.status, self->now.dyn);
+			}
+			free_listing(&after);
+		} else {
+			/* The write index: the event's, or the next one */
+			memcpy(&ur, rc->where, sizeof(ur));
+			slot = key_slot(bf, key[0] ? key : NULL, &is_new);
+			/* A mutated command may name an event the fd has */
+			if (!key[0] && ur.write_index < slot)
+				is_new = false;
+			else
+				ASSERT_EQ(slot, ur.write_index) {
+					CASE_LOG(n, "\"%s\": write index %u, expected %u",
+						 esc(t->buf, t->len),
+						 ur.write_index, slot);
+				}
+			if (is_new)
+				snprintf(bf->keys[bf->nkeys++], sizeof(key),
+					 "%s", key[0] ? key : "?");
+			if (event >= 0)
+				bf->pool[event] = variant;
+			bf->regs[bf->nregs].addr = addr;
+			bf->regs[bf->nregs].size = size;
+			bf->regs[bf->nregs].bit = bit;
+			bf->regs[bf->nregs].event = event;
+			bf->nregs++;
+			/* Nothing is enabled: the kernel cleared the bit */
+			*expect_byte(bf, addr, bit) &= ~(1 << (bit % 8));
+			free_listing(&self->now);
+			self->now = after;
+		}
+		diff = bits_differ(bf);
+		ASSERT_EQ(-1, diff) {
+			CASE_LOG(n, "DIAG_IOCSREG \"%s\" (%s): bit byte %d 0x%02x, not 0x%02x",
+				 esc(t->buf, t->len), errname(ret), diff,
+				 bf->bits[diff], bf->expect[diff]);
+		}
+
+		/* Enable a pool event: its bits, and only those, are set */
+		if (!ret && event >= 0 && chance(20)) {
+			snprintf(cmd, sizeof(cmd), PREFIX "pool%d", event);
+			ASSERT_EQ(0, ue_enable(NULL, cmd, true));
+			expect_event(bf, event, true);
+			diff = bits_differ(bf);
+			ASSERT_EQ(-1, diff) {
+				CASE_LOG(n, "%s enabled: bit byte %d 0x%02x, not 0x%02x",
+					 cmd, diff, bf->bits[diff],
+					 bf->expect[diff]);
+			}
+			ASSERT_EQ(0, ue_enable(NULL, cmd, false));
+			expect_event(bf, event, false);
+			diff = bits_differ(bf);
+			ASSERT_EQ(-1, diff) {
+				CASE_LOG(n, "%s disabled: bit byte %d 0x%02x, not 0x%02x",
+					 cmd, diff, bf->bits[diff],
+					 bf->expect[diff]);
+			}
+		}
+
+		/* Start again when full; the events go, nothing is left */
+		if (bf->nregs == MAX_BITREGS || bf->nkeys >= MAX_KEYS - 1 ||
+		    chance(1)) {
+			free_listing(&self->now);
+			ASSERT_EQ(0, bitfuzz_reset(bf, &self->fd, count0, why,
+						   sizeof(why))) {
+				CASE_LOG(n, "%s", why);
+			}
+			ASSERT_EQ(-1, bits_differ(bf));
+			ASSERT_EQ(0, read_listing(&self->now));
+		}
+	}
+
+	/* The kernel is sane: a good registration works and its bit follows */
+	addr = bf->bits + 8 * 63;
+	ASSERT_EQ(0, ue_reg_bit(self->fd, PREFIX "after u32 a", addr, 8, 63, 0,
+				NULL));
+	ASSERT_FALSE(ue_bit(addr, 8, 63));
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "after", true));
+	ASSERT_TRUE(ue_bit(addr, 8, 63));
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "after", false));
+	ASSERT_FALSE(ue_bit(addr, 8, 63));
+	ASSERT_EQ(0, ue_unreg_bit(self->fd, addr, 63));
+	*expect_byte(bf, addr, 63) &= ~0x80;
+
+	free_listing(&self->now);
+	ASSERT_EQ(0, bitfuzz_reset(bf, &self->fd, count0, why, sizeof(why))) {
+		TH_LOG("%s", why);
+	}
+	ASSERT_EQ(-1, bits_differ(bf));
+	ASSERT_EQ(0, read_listing(&self->now));
+	report_tally("DIAG_IOCSREG, enable bit", cases, &self->tally);
+	report_tally("DIAG_IOCSUNREG", nunregs, &unregs);
+	ue_msg("%ld cases in %lld ms\n", cases, ue_now_ms() - t0);
+	munmap(bf->bits, 2 * UE_PAGE_SIZE);
+	free(t);
+	free(rc);
+	free(bf);
+	free(heap_img);
+}
+
 TEST_F_TIMEOUT(fuzz, dynamic_events, 600)
 {
 	long cases = self->iters ?: 1000, n;
@@ -1427,7 +2033,7 @@ TEST_F_TIMEOUT(fuzz, dynamic_events, 600)
 
 				e = *old;
 				if (how == 0) {
-					struct user_reg reg;
+					struct ue_status_reg reg;
 
 					/* Still registered on an fd: busy */
 					holder = ue_open_data();
@@ -1711,7 +2317,7 @@ TEST_F_TIMEOUT(fuzz, write, 600)
 	bool enabled = false, kernel, idx_unreadable, pay_unreadable, vectored;
 	int nseg, i, ret, records, valid;
 	size_t total, plen, pos;
-	struct user_reg reg;
+	struct ue_status_reg reg;
 	long recorded = 0;
 	__u32 idx, m;
 

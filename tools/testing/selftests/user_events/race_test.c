@@ -15,11 +15,22 @@
  * - opening, reading and writing the files of an event (format, enable,
  *   filter, trigger, hist, id) while it is created and deleted;
  * - registering new events on an fd (its table of write indexes grows)
- *   while other threads write through it.
+ *   while other threads write through it;
+ * - enable bits (the registration ABI of Linux 6.4+): threads register
+ *   and unregister bits of one word while the event is enabled and
+ *   disabled and the program flips another bit of it; the page of a bit
+ *   unmapped, mapped again, made read-only or inaccessible and dropped
+ *   meanwhile; children forked and exiting meanwhile; registrations
+ *   dropped (deleting the event they created once nothing uses it) while
+ *   other threads delete and create the event.  Once quiet, each bit
+ *   matches its event's state and the word's other bits are the
+ *   program's.
  *
  * UE_RACE_SECONDS sets how long each race runs (default 6).
  */
+#define USER_EVENTS_ENABLE_BIT_ABI
 #include <pthread.h>
+#include <sys/wait.h>
 #include <linux/perf_event.h>
 
 #include "user_events_selftests.h"
@@ -290,7 +301,7 @@ FIXTURE_TEARDOWN(race)
 static void *registrar_thread(void *data)
 {
 	struct race *r = data;
-	struct user_reg reg;
+	struct ue_status_reg reg;
 	unsigned int n = 0;
 	char *text;
 	__u64 val = 0;
@@ -418,7 +429,7 @@ TEST_F_TIMEOUT(race, close_vs_write, 120)
 {
 	struct race *r = &self->r;
 	long rounds = 0, deleted = 0, busy = 0, records;
-	struct user_reg reg;
+	struct ue_status_reg reg;
 	int fd, i, ret;
 	bool acked;
 
@@ -495,7 +506,7 @@ TEST_F_TIMEOUT(race, disable_vs_write, 120)
 {
 	struct race *r = &self->r;
 	long toggles = 0, top, inst;
-	struct user_reg reg;
+	struct ue_status_reg reg;
 	__u8 byte;
 
 	r->fd = ue_open_data();
@@ -545,7 +556,7 @@ TEST_F_TIMEOUT(race, perf_close_vs_write, 120)
 	int ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	struct race *r = &self->r;
 	long rounds = 0, samples = 0;
-	struct user_reg reg;
+	struct ue_status_reg reg;
 	int fds[64], cpu, id;
 	void *maps[64];
 	__u8 byte;
@@ -755,7 +766,7 @@ TEST_F_TIMEOUT(race, register_vs_write, 120)
 	struct race *r = &self->r;
 	long long t0 = ue_now_ms();
 	int first_open = 1, i, fd;
-	struct user_reg reg;
+	struct ue_status_reg reg;
 	char cmd[64];
 	long records;
 	__u32 val;
@@ -811,6 +822,622 @@ TEST_F_TIMEOUT(race, register_vs_write, 120)
 		snprintf(cmd, sizeof(cmd), GW "%d", i);
 		ASSERT_EQ(0, ue_del(cmd));
 	}
+}
+
+/*
+ * The enable bit (see enable_test.c) under races.  Once things are quiet
+ * again, each registered bit matches the state of its event, and the bits
+ * of the value that no registration names are what the program left.
+ */
+
+#define BW		PREFIX "bw"
+#define NR_BIT_THREADS	3
+#define BITS_EACH	4	/* bits t, t + 3, t + 6 and t + 9 of thread t */
+#define SENTINEL_BITS	0x7fff0000U	/* bits 16..30: the program's */
+#define SENTINEL	0x5a3c0000U
+#define FLIP_BIT	31	/* flipped by the program all along */
+
+struct bw_thread {
+	struct race *r;
+	__u32 *word;
+	int id;
+	bool registered[BITS_EACH];
+	long regs;
+	long unregs;
+};
+
+static int bw_bit(int id, int i)
+{
+	return id + NR_BIT_THREADS * i;
+}
+
+/* Register and unregister the bits of one thread, on an fd of its own */
+static void *bw_register_thread(void *data)
+{
+	struct bw_thread *t = data;
+	struct race *r = t->r;
+	unsigned int n = 0;
+	int fd, i, bit, ret;
+
+	fd = ue_open_data();
+	if (fd == -1) {
+		ue_fail(&r->errs, "bits %d: open: %s", t->id, strerror(errno));
+		return NULL;
+	}
+	while (running(r)) {
+		i = n++ % BITS_EACH;
+		bit = bw_bit(t->id, i);
+		if (t->registered[i]) {
+			ret = ue_unreg_bit(fd, t->word, bit);
+			t->unregs++;
+		} else {
+			ret = ue_reg_bit(fd, BW " u32 a", t->word, 4, bit, 0,
+					 NULL);
+			t->regs++;
+		}
+		if (ret)
+			ue_fail(&r->errs, "bits %d: %sregister bit %d: %s",
+				t->id, t->registered[i] ? "un" : "", bit,
+				strerror(ret));
+		else
+			t->registered[i] = !t->registered[i];
+		if ((__atomic_load_n(t->word, __ATOMIC_SEQ_CST) & SENTINEL_BITS) !=
+		    SENTINEL)
+			ue_fail(&r->errs, "bits %d: the word is 0x%08x",
+				t->id, __atomic_load_n(t->word, __ATOMIC_SEQ_CST));
+		if (n % 16 == 0)
+			usleep(100);
+	}
+	close(fd);
+
+	return NULL;
+}
+
+/* Flip a bit of the word that is the program's, counting the flips */
+static void *bw_flip_thread(void *data)
+{
+	struct bw_thread *t = data;
+
+	while (running(t->r)) {
+		__atomic_xor_fetch(t->word, 1U << FLIP_BIT, __ATOMIC_SEQ_CST);
+		t->regs++;
+		if (t->regs % 64 == 0)
+			usleep(50);
+	}
+
+	return NULL;
+}
+
+/*
+ * Check every bit of @word: registered bits are @on, unregistered ones 0,
+ * the sentinel and the flipped bit are the program's.
+ */
+static void bw_check(struct race *r, const __u32 *word, struct bw_thread *t,
+		     long flips, bool on, const char *when)
+{
+	__u32 want = SENTINEL | (flips & 1 ? 1U << FLIP_BIT : 0);
+	__u32 got = __atomic_load_n(word, __ATOMIC_SEQ_CST);
+	int id, i;
+
+	for (id = 0; on && id < NR_BIT_THREADS; id++) {
+		for (i = 0; i < BITS_EACH; i++) {
+			if (t[id].registered[i])
+				want |= 1U << bw_bit(id, i);
+		}
+	}
+	if (got != want)
+		ue_fail(&r->errs, "%s: the word is 0x%08x, expected 0x%08x",
+			when, got, want);
+}
+
+TEST_F_TIMEOUT(race, bits_vs_enable, 120)
+{
+	struct race *r = &self->r;
+	struct bw_thread t[NR_BIT_THREADS + 1];
+	struct ue_status_reg reg;
+	long toggles = 0, regs = 0, unregs = 0;
+	__u32 *word = calloc(1, sizeof(*word));
+	int id, i;
+
+	ASSERT_NE(NULL, word);
+	*word = SENTINEL;
+	self->data_fd = ue_open_data();
+	ASSERT_NE(-1, self->data_fd);
+	ASSERT_EQ(0, ue_reg(self->data_fd, BW " u32 a", &reg));
+
+	memset(t, 0, sizeof(t));
+	for (id = 0; id <= NR_BIT_THREADS; id++) {
+		t[id].r = r;
+		t[id].word = word;
+		t[id].id = id;
+		ASSERT_EQ(0, ue_thread_start(&r->threads, id < NR_BIT_THREADS ?
+					     bw_register_thread : bw_flip_thread,
+					     &t[id]));
+	}
+	while (running(r)) {
+		const char *where = toggles & 2 ? NULL : INSTANCE;
+
+		ASSERT_EQ(0, ue_enable(where, BW, toggles & 1 ? false : true));
+		if ((__atomic_load_n(word, __ATOMIC_SEQ_CST) & SENTINEL_BITS) !=
+		    SENTINEL)
+			ue_fail(&r->errs, "toggle %ld: the word is 0x%08x",
+				toggles, *word);
+		toggles++;
+		usleep(toggles % 5 * 100);
+	}
+	join_all(r);
+	/* Whatever the last toggle was, end disabled */
+	ASSERT_EQ(0, ue_enable(NULL, BW, false));
+	ASSERT_EQ(0, ue_enable(INSTANCE, BW, false));
+
+	/* Quiet: the registered bits follow the event, the rest stays */
+	bw_check(r, word, t, t[NR_BIT_THREADS].regs, false, "disabled");
+	ASSERT_EQ(0, ue_enable(INSTANCE, BW, true));
+	bw_check(r, word, t, t[NR_BIT_THREADS].regs, true, "enabled");
+	ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[reg.status_index]);
+	ASSERT_EQ(0, ue_enable(INSTANCE, BW, false));
+	bw_check(r, word, t, t[NR_BIT_THREADS].regs, false, "disabled again");
+
+	for (id = 0; id < NR_BIT_THREADS; id++) {
+		regs += t[id].regs;
+		unregs += t[id].unregs;
+	}
+	ue_msg("%ld enable/disable rounds; %ld registrations, %ld unregistrations, %ld flips\n",
+	       toggles, regs, unregs, t[NR_BIT_THREADS].regs);
+	ue_errors_report(_metadata, &r->errs);
+	ASSERT_EQ(0, r->errs.count);
+	ASSERT_LT(0, regs);
+
+	/* Unregistering the rest clears no bit it should not */
+	ASSERT_EQ(0, ue_enable(INSTANCE, BW, true));
+	for (id = 0; id < NR_BIT_THREADS; id++) {
+		for (i = 0; i < BITS_EACH; i++) {
+			if (!t[id].registered[i])
+				continue;
+			ASSERT_EQ(0, ue_unreg_bit(self->data_fd, word,
+						  bw_bit(id, i)));
+			t[id].registered[i] = false;
+		}
+	}
+	bw_check(r, word, t, t[NR_BIT_THREADS].regs, false, "all unregistered");
+	ASSERT_EQ(0, ue_enable(INSTANCE, BW, false));
+	ASSERT_EQ(0, r->errs.count);
+	close(self->data_fd);
+	self->data_fd = -1;
+	ASSERT_EQ(0, ue_del(BW));
+	free(word);
+}
+
+/*
+ * Unmap, map again, make read-only and writable again, and drop the page
+ * that holds a bit while its event is enabled and disabled.  The page of
+ * another bit of the event stays: it follows the event all along.
+ */
+
+#define UM		PREFIX "um"
+
+struct um_toggle {
+	struct race *r;
+	const __u32 *steady;
+	long toggles;
+};
+
+static void *um_toggle_thread(void *data)
+{
+	struct um_toggle *u = data;
+	int ret;
+
+	while (running(u->r)) {
+		bool on = !(u->toggles & 1);
+
+		ret = ue_enable(NULL, UM, on);
+		if (ret)
+			ue_fail(&u->r->errs, "toggle: %s", strerror(ret));
+		else if (ue_bit(u->steady, 4, 7) != on)
+			ue_fail(&u->r->errs, "%s, the steady bit is %d",
+				on ? "enabled" : "disabled", !on);
+		u->toggles++;
+	}
+	/* End disabled */
+	if (ue_enable(NULL, UM, false))
+		ue_fail(&u->r->errs, "disable: %s", strerror(errno));
+
+	return NULL;
+}
+
+TEST_F_TIMEOUT(race, unmap_vs_enable, 120)
+{
+	struct race *r = &self->r;
+	struct um_toggle u = { .r = r };
+	long rounds = 0;
+	__u32 *steady, *word, *again;
+
+	steady = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	word = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, steady);
+	ASSERT_NE(MAP_FAILED, word);
+	*steady = 0x100;
+	*word = 0x100;
+
+	self->data_fd = ue_open_data();
+	ASSERT_NE(-1, self->data_fd);
+	ASSERT_EQ(0, ue_dyn("u:" UM " u32 a"));
+	ASSERT_EQ(0, ue_reg_bit(self->data_fd, UM " u32 a", steady, 4, 7, 0, NULL));
+	ASSERT_EQ(0, ue_reg_bit(self->data_fd, UM " u32 a", word, 4, 3, 0, NULL));
+	u.steady = steady;
+	ASSERT_EQ(0, ue_thread_start(&r->threads, um_toggle_thread, &u));
+
+	while (running(r)) {
+		switch (rounds++ % 4) {
+		case 0:
+			ASSERT_EQ(0, munmap(word, UE_PAGE_SIZE));
+			usleep(rounds % 7 * 100);
+			again = mmap(word, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS |
+				     MAP_FIXED_NOREPLACE, -1, 0);
+			ASSERT_EQ(word, again);
+			break;
+		case 1:
+			ASSERT_EQ(0, mprotect(word, UE_PAGE_SIZE, PROT_READ));
+			usleep(rounds % 7 * 100);
+			ASSERT_EQ(0, mprotect(word, UE_PAGE_SIZE,
+					      PROT_READ | PROT_WRITE));
+			break;
+		case 2:
+			ASSERT_EQ(0, madvise(word, UE_PAGE_SIZE, MADV_DONTNEED));
+			usleep(rounds % 7 * 100);
+			break;
+		default:
+			ASSERT_EQ(0, mprotect(word, UE_PAGE_SIZE, PROT_NONE));
+			usleep(rounds % 7 * 100);
+			ASSERT_EQ(0, mprotect(word, UE_PAGE_SIZE,
+					      PROT_READ | PROT_WRITE));
+			break;
+		}
+		/* The program's bits of the value: whatever it wrote */
+		__atomic_or_fetch(word, 0x100, __ATOMIC_SEQ_CST);
+	}
+	join_all(r);
+
+	/* Quiet and disabled; the next changes write both bits again */
+	ASSERT_EQ(0x100, *steady);
+	ASSERT_EQ(0, ue_enable(NULL, UM, true));
+	ASSERT_EQ(0x180, *steady);
+	ASSERT_TRUE(ue_wait_bit(word, 4, 3, true));
+	ASSERT_EQ(0x108, *word);
+	ASSERT_EQ(0, ue_enable(NULL, UM, false));
+	ASSERT_EQ(0x100, *steady);
+	ASSERT_TRUE(ue_wait_bit(word, 4, 3, false));
+	ASSERT_EQ(0x100, *word);
+
+	ue_msg("%ld page changes under %ld enable/disable rounds\n", rounds,
+	       u.toggles);
+	ue_errors_report(_metadata, &r->errs);
+	ASSERT_EQ(0, r->errs.count);
+
+	ASSERT_EQ(0, ue_unreg_bit(self->data_fd, word, 3));
+	ASSERT_EQ(0, ue_unreg_bit(self->data_fd, steady, 7));
+	munmap(word, UE_PAGE_SIZE);
+	munmap(steady, UE_PAGE_SIZE);
+	close(self->data_fd);
+	self->data_fd = -1;
+	ASSERT_EQ(0, ue_del(UM));
+}
+
+/*
+ * Fork children, which get copies of the registrations, and let them exit
+ * while the event is enabled and disabled.  Children kept alive at the
+ * end see their copy follow the event, and once they are gone nothing of
+ * theirs holds the event.
+ */
+
+#define FK		PREFIX "fk"
+#define FK_ALIVE	4
+#define FK_SENTINEL	0xa500U
+
+struct fk_toggle {
+	struct race *r;
+	long toggles;
+};
+
+static void *fk_toggle_thread(void *data)
+{
+	struct fk_toggle *f = data;
+	int ret;
+
+	while (running(f->r)) {
+		ret = ue_enable(NULL, FK, !(f->toggles & 1));
+		if (ret)
+			ue_fail(&f->r->errs, "toggle: %s", strerror(ret));
+		f->toggles++;
+		usleep(f->toggles % 3 * 200);
+	}
+
+	return NULL;
+}
+
+/*
+ * A child kept alive: for each '0' or '1' read from @in, wait for bit 0
+ * of @word to be that, answer 'y' or 'n' on @out; exit at end of file.
+ */
+static void fk_checker(const __u32 *word, int in, int out)
+{
+	char c, ok;
+
+	while (read(in, &c, 1) == 1) {
+		ok = ue_wait_bit(word, 4, 0, c == '1') &&
+		     (*word & ~1U) == FK_SENTINEL ? 'y' : 'n';
+		if (write(out, &ok, 1) != 1)
+			_exit(2);
+	}
+	_exit(0);
+}
+
+/* Tell the checkers to expect @on; how many answered yes? */
+static int fk_ask(int *to, int *from, int n, bool on)
+{
+	char c = on ? '1' : '0';
+	int i, yes = 0;
+
+	for (i = 0; i < n; i++) {
+		if (write(to[i], &c, 1) != 1)
+			return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (read(from[i], &c, 1) == 1 && c == 'y')
+			yes++;
+	}
+
+	return yes;
+}
+
+TEST_F_TIMEOUT(race, fork_vs_enable, 120)
+{
+	struct race *r = &self->r;
+	struct fk_toggle f = { .r = r };
+	int to[FK_ALIVE], from[FK_ALIVE], p1[2], p2[2], i, status, ret;
+	pid_t pids[FK_ALIVE], pid;
+	long forks = 0, bad = 0;
+	struct ue_status_reg reg;
+	__u32 *word;
+	int fd;
+
+	word = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, word);
+	*word = FK_SENTINEL;
+	fd = ue_open_data();
+	ASSERT_NE(-1, fd);
+	ASSERT_EQ(0, ue_reg(fd, FK " u32 a", &reg));
+	ASSERT_EQ(0, ue_reg_bit(fd, FK " u32 a", word, 4, 0, 0, NULL));
+	ASSERT_EQ(0, ue_thread_start(&r->threads, fk_toggle_thread, &f));
+
+	while (running(r)) {
+		pid = fork();
+		ASSERT_NE(-1, pid);
+		if (!pid) {
+			/* The sentinel is intact; exit now or a bit later */
+			if ((*word & ~1U) != FK_SENTINEL)
+				_exit(1);
+			if (forks & 1)
+				usleep(forks % 5 * 200);
+			_exit(0);
+		}
+		forks++;
+		/* Keep a few alive at once */
+		if (forks % 3 == 0) {
+			while ((pid = waitpid(-1, &status, 0)) > 0) {
+				if (!WIFEXITED(status) || WEXITSTATUS(status))
+					bad++;
+			}
+		}
+	}
+	join_all(r);
+	while ((pid = waitpid(-1, &status, 0)) > 0) {
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+	}
+	ASSERT_EQ(0, bad);
+	ASSERT_EQ(0, ue_enable(NULL, FK, false));
+	ASSERT_TRUE(ue_wait_bit(word, 4, 0, false));
+	ASSERT_EQ(FK_SENTINEL, *word);
+
+	/* Children alive now get copies that follow the event */
+	for (i = 0; i < FK_ALIVE; i++) {
+		ASSERT_EQ(0, pipe(p1));
+		ASSERT_EQ(0, pipe(p2));
+		pids[i] = fork();
+		ASSERT_NE(-1, pids[i]);
+		if (!pids[i]) {
+			/* Only the parent may hold the others' pipes */
+			while (i--) {
+				close(to[i]);
+				close(from[i]);
+			}
+			close(p1[1]);
+			close(p2[0]);
+			fk_checker(word, p1[0], p2[1]);
+		}
+		close(p1[0]);
+		close(p2[1]);
+		to[i] = p1[1];
+		from[i] = p2[0];
+	}
+	ASSERT_EQ(FK_ALIVE, fk_ask(to, from, FK_ALIVE, false));
+	/*
+	 * The forks left our page shared copy-on-write: the kernel may have
+	 * to fault it in to write our bit, later.
+	 */
+	ASSERT_EQ(0, ue_enable(NULL, FK, true));
+	ASSERT_TRUE(ue_wait_bit(word, 4, 0, true));
+	ASSERT_EQ(FK_SENTINEL | 1, *word);
+	ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[reg.status_index]);
+	ASSERT_EQ(FK_ALIVE, fk_ask(to, from, FK_ALIVE, true));
+	ASSERT_EQ(0, ue_enable(NULL, FK, false));
+	ASSERT_TRUE(ue_wait_bit(word, 4, 0, false));
+	ASSERT_EQ(FK_SENTINEL, *word);
+	ASSERT_EQ(FK_ALIVE, fk_ask(to, from, FK_ALIVE, false));
+	for (i = 0; i < FK_ALIVE; i++) {
+		close(to[i]);
+		close(from[i]);
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	}
+
+	ue_msg("%ld children forked under %ld enable/disable rounds\n",
+	       forks, f.toggles);
+	ue_errors_report(_metadata, &r->errs);
+	ASSERT_EQ(0, r->errs.count);
+
+	/* Ours go; then nothing holds the event (exits drop theirs late) */
+	ASSERT_EQ(0, ue_unreg_bit(fd, word, 0));
+	close(fd);
+	{
+		long long end = ue_now_ms() + UE_WAIT_MS;
+
+		while ((ret = ue_del(FK)) == EBUSY && ue_now_ms() < end)
+			usleep(1000);
+		ASSERT_EQ(0, ret);
+	}
+	munmap(word, UE_PAGE_SIZE);
+}
+
+/*
+ * Register an event with enable bits, and drop it again (which deletes
+ * an event a registration created once nothing uses it), while other
+ * threads delete it and create it through dynamic_events.
+ */
+
+#define AD		PREFIX "ad"
+
+struct ad_thread {
+	struct race *r;
+	__u32 word;
+	long regs;
+};
+
+static void *ad_register_thread(void *data)
+{
+	struct ad_thread *t = data;
+	struct race *r = t->r;
+	__u32 idx = 0, val = 0;
+	int fd, ret;
+
+	while (running(r)) {
+		fd = ue_open_data();
+		if (fd == -1) {
+			ue_fail(&r->errs, "open: %s", strerror(errno));
+			break;
+		}
+		/* Set by the program: registering writes the state, off */
+		__atomic_store_n(&t->word, 0xf1, __ATOMIC_SEQ_CST);
+		ret = ue_reg_bit(fd, AD " u32 a", &t->word, 4, 0, 0, &idx);
+		if (ret || idx)
+			ue_fail(&r->errs, "register: %s, write index %u",
+				strerror(ret), idx);
+		else if (__atomic_load_n(&t->word, __ATOMIC_SEQ_CST) != 0xf0)
+			ue_fail(&r->errs, "registered, the word is 0x%x",
+				t->word);
+		if (!ret && ue_emit(fd, 0, &val, sizeof(val)) != 8)
+			ue_fail(&r->errs, "write: %s", strerror(errno));
+		if (!ret && t->regs & 1) {
+			ret = ue_unreg_bit(fd, &t->word, 0);
+			if (ret)
+				ue_fail(&r->errs, "unregister: %s",
+					strerror(ret));
+		}
+		/* Else the fd goes first, the registration after it */
+		close(fd);
+		if (!(t->regs & 1)) {
+			ret = ue_unreg_bit(r->fd, &t->word, 0);
+			if (ret)
+				ue_fail(&r->errs, "unregister after close: %s",
+					strerror(ret));
+		}
+		t->regs++;
+	}
+
+	return NULL;
+}
+
+static void *ad_delete_thread(void *data)
+{
+	struct race *r = data;
+	unsigned int n = 0;
+	int ret;
+
+	while (running(r)) {
+		switch (n++ % 3) {
+		case 0:
+			ret = ue_del(AD);
+			break;
+		case 1:
+			ret = ue_dyn("!u:" AD);
+			break;
+		default:
+			ret = ue_dyn("u:" AD " u32 a");
+			r->count[ret ? 3 : 2]++;
+			if (ret && ret != EADDRINUSE)
+				ue_fail(&r->errs, "create: %s", strerror(ret));
+			usleep(300);
+			continue;
+		}
+		if (ret == 0)
+			r->count[4]++;
+		else if (ret == EBUSY)
+			r->count[5]++;
+		else if (ret == ENOENT)
+			r->count[6]++;
+		else
+			ue_fail(&r->errs, "delete: %s", strerror(ret));
+	}
+
+	return NULL;
+}
+
+TEST_F_TIMEOUT(race, delete_vs_autodelete, 120)
+{
+	struct race *r = &self->r;
+	struct ad_thread t[2];
+	long long end;
+	int i, ret;
+
+	/* The fd the threads unregister through after closing theirs */
+	r->fd = ue_open_data();
+	ASSERT_NE(-1, r->fd);
+	memset(t, 0, sizeof(t));
+	for (i = 0; i < 2; i++) {
+		t[i].r = r;
+		ASSERT_EQ(0, ue_thread_start(&r->threads, ad_register_thread,
+					     &t[i]));
+	}
+	ASSERT_EQ(0, ue_thread_start(&r->threads, ad_delete_thread, r));
+	while (running(r))
+		usleep(100000);
+	join_all(r);
+
+	ue_msg("registered %ld times; created %ld (EADDRINUSE %ld)\n",
+	       t[0].regs + t[1].regs, r->count[2], r->count[3]);
+	ue_msg("deleted %ld, EBUSY %ld, ENOENT %ld\n", r->count[4],
+	       r->count[5], r->count[6]);
+	ue_errors_report(_metadata, &r->errs);
+	ASSERT_EQ(0, r->errs.count);
+	ASSERT_LT(0, t[0].regs + t[1].regs);
+	ASSERT_LT(0, r->count[4]);
+
+	/* Nothing holds it: deleted automatically, or by us */
+	end = ue_now_ms() + UE_WAIT_MS;
+	do {
+		ret = ue_del(AD);
+		if (ret == EBUSY)
+			usleep(1000);
+	} while (ret == EBUSY && ue_now_ms() < end);
+	ASSERT_TRUE(ret == 0 || ret == ENOENT) {
+		TH_LOG("final delete: %s", strerror(ret));
+	}
+	ASSERT_FALSE(ue_event_exists(AD));
 }
 
 TEST_HARNESS_MAIN

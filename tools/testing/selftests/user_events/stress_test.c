@@ -16,10 +16,21 @@
  * second phase toggles the events while they are written: then every
  * record must still be a successful write, recorded once.
  *
+ * Two more tests load the enable bit layout: many processes each with a
+ * bit for one event (every third one with the status page layout too),
+ * and many events with a bit each on one fd (every fourth one on the
+ * status page too).  After every attach and detach (ftrace, an instance,
+ * perf) every bit and status byte agrees with what is attached, and the
+ * rest of the values holding the bits is untouched; once the processes
+ * exit or the bits are unregistered, nothing holds the events.  The
+ * debug kernel gets fewer processes, events and rounds.
+ *
  * UE_STRESS_ITERS sets the writes per writer thread of the first phase
  * (default 3000); the other threads' iterations scale with it.
  */
+#define USER_EVENTS_ENABLE_BIT_ABI
 #include <pthread.h>
+#include <sys/wait.h>
 
 #include "user_events_selftests.h"
 
@@ -169,7 +180,7 @@ static void *regdel_thread(void *data)
 {
 	struct stress *s = data;
 	char cmd[128], name[64];
-	struct user_reg reg;
+	struct ue_status_reg reg;
 	unsigned int i;
 	__u32 val;
 	int fd, ret;
@@ -341,7 +352,7 @@ static void *perf_thread(void *data)
 static void *grow_thread(void *data)
 {
 	struct stress *s = data;
-	struct user_reg reg;
+	struct ue_status_reg reg;
 	unsigned int i;
 	char cmd[64];
 	__u32 val;
@@ -378,7 +389,7 @@ static void *grow_thread(void *data)
 static void *cycle_thread(void *data)
 {
 	struct stress *s = data;
-	struct user_reg reg;
+	struct ue_status_reg reg;
 	unsigned int i, j;
 	char cmd[128];
 	int fd, k, ret;
@@ -615,7 +626,7 @@ TEST_F_TIMEOUT(stress, concurrent, 600)
 	long long t0, t1, t2;
 	long records, overruns;
 	unsigned int g;
-	struct user_reg reg;
+	struct ue_status_reg reg;
 	char cmd[128];
 	__u8 used[UE_PAGE_SIZE];
 
@@ -785,6 +796,315 @@ TEST_F_TIMEOUT(stress, concurrent, 600)
 			ASSERT_EQ(0, self->status[k]);
 	}
 	ue_msg("all events deleted, Active back to %d\n", active);
+}
+
+/*
+ * Many registrations with enable bits: the bits of many processes for one
+ * event, and the bits of many events on one fd, each registered with the
+ * status page too now and then.  After every change of what is attached,
+ * every bit and status byte agrees with it.
+ */
+
+#define PB		PREFIX "pb"
+#define PB_PATTERN	0xa5a5a5a5a5a5a5a5ULL
+
+/* A bit of each child: words in a shared page, so the parent sees them */
+static int pb_size(int i)
+{
+	return i & 1 ? 8 : 4;
+}
+
+static int pb_bit(int i)
+{
+	return i * 7 % (pb_size(i) * 8);
+}
+
+static void *pb_word(__u8 *page, int i)
+{
+	return page + 8 * i;
+}
+
+/* Child @i: register, say so, wait until told to exit */
+static void pb_child(__u8 *page, int i, int ready, int done)
+{
+	char cmd[64], c = 'r';
+	struct ue_status_reg reg;
+	int fd = ue_open_data();
+
+	snprintf(cmd, sizeof(cmd), PB " u32 a");
+	if (fd == -1 ||
+	    ue_reg_bit(fd, cmd, pb_word(page, i), pb_size(i), pb_bit(i), 0,
+		       NULL))
+		c = 'f';
+	/* Every third child has the status page layout on the fd too */
+	if (c == 'r' && i % 3 == 0 && ue_reg(fd, cmd, &reg))
+		c = 's';
+	if (write(ready, &c, 1) != 1)
+		_exit(2);
+	while (read(done, &c, 1) > 0)
+		;
+	_exit(0);
+}
+
+/*
+ * Does every child's value hold its bit as @on, the pattern elsewhere?
+ * Waits a little for bits written late (their page not present); *@late
+ * counts those.
+ */
+static int pb_check(struct __test_metadata *_metadata, __u8 *page, int n,
+		    bool on, long *late)
+{
+	int i, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		__u64 mask = pb_size(i) == 4 ? 0xffffffffULL : ~0ULL;
+		__u64 want = PB_PATTERN & mask & ~(1ULL << pb_bit(i));
+		void *w = pb_word(page, i);
+
+		if (on)
+			want |= 1ULL << pb_bit(i);
+		if (ue_load(w, pb_size(i)) == want)
+			continue;
+		ue_wait_bit(w, pb_size(i), pb_bit(i), on);
+		if (ue_load(w, pb_size(i)) == want) {
+			(*late)++;
+			continue;
+		}
+		TH_LOG("child %d: value 0x%llx, expected 0x%llx", i,
+		       (unsigned long long)ue_load(w, pb_size(i)),
+		       (unsigned long long)want);
+		bad++;
+	}
+
+	return bad;
+}
+
+TEST_F_TIMEOUT(stress, processes_enable_bit, 600)
+{
+	int nproc = ue_scaled(64, 4), rounds = ue_scaled(24, 4);
+	int ready[2], done[2], i, round, status, ret, id, fd;
+	struct ue_status_reg reg;
+	struct ue_perf_ring ring = { .fd = -1 };
+	long long t0 = ue_now_ms(), end;
+	long late = 0;
+	pid_t pid;
+	__u8 *page;
+	char c;
+
+	page = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, page);
+	/* The bits start set: registering writes the state, off */
+	for (i = 0; i < nproc; i++)
+		ue_store(pb_word(page, i), pb_size(i),
+			 PB_PATTERN | 1ULL << pb_bit(i));
+	fd = ue_open_data();
+	ASSERT_NE(-1, fd);
+	ASSERT_EQ(0, ue_reg(fd, PB " u32 a", &reg));
+	id = ue_event_id(PB);
+	ASSERT_LE(0, id);
+	ASSERT_EQ(0, ue_instance_create(INSTANCE));
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(done));
+	for (i = 0; i < nproc; i++) {
+		pid = fork();
+		ASSERT_NE(-1, pid);
+		if (!pid) {
+			close(ready[0]);
+			close(done[1]);
+			pb_child(page, i, ready[1], done[0]);
+		}
+	}
+	close(ready[1]);
+	close(done[0]);
+	for (i = 0; i < nproc; i++) {
+		ASSERT_EQ(1, read(ready[0], &c, 1));
+		ASSERT_EQ('r', c) {
+			TH_LOG("a child could not register (%c)", c);
+		}
+	}
+	ASSERT_EQ(0, pb_check(_metadata, page, nproc, false, &late));
+
+	/* Attach and detach ftrace (top level, instance) and perf in turn */
+	for (round = 0; round < rounds; round++) {
+		__u8 want = 0;
+
+		switch (round % 4) {
+		case 0:
+			ASSERT_EQ(0, ue_enable(NULL, PB, true));
+			want = EVENT_STATUS_FTRACE;
+			break;
+		case 1:
+			ASSERT_EQ(0, ue_enable(INSTANCE, PB, true));
+			want = EVENT_STATUS_FTRACE;
+			break;
+		case 2:
+			ASSERT_EQ(0, ue_perf_ring_open(&ring, id, 1));
+			want = EVENT_STATUS_PERF;
+			break;
+		default:
+			ASSERT_EQ(0, ue_perf_ring_open(&ring, id, 1));
+			ASSERT_EQ(0, ue_enable(INSTANCE, PB, true));
+			want = EVENT_STATUS_FTRACE | EVENT_STATUS_PERF;
+			break;
+		}
+		ASSERT_EQ(want, self->status[reg.status_index]);
+		ASSERT_EQ(0, pb_check(_metadata, page, nproc, true, &late)) {
+			TH_LOG("round %d, attached", round);
+		}
+
+		ASSERT_EQ(0, ue_enable(NULL, PB, false));
+		ASSERT_EQ(0, ue_enable(INSTANCE, PB, false));
+		ue_perf_ring_close(&ring);
+		ASSERT_EQ(0, self->status[reg.status_index]);
+		ASSERT_EQ(0, pb_check(_metadata, page, nproc, false, &late)) {
+			TH_LOG("round %d, detached", round);
+		}
+	}
+
+	/* The children exit: their registrations go with them */
+	close(done[1]);
+	for (i = 0; i < nproc; i++) {
+		pid = wait(&status);
+		ASSERT_LT(0, pid);
+		ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	}
+	close(ready[0]);
+	ASSERT_EQ(0, ue_enable(NULL, PB, true));
+	ASSERT_EQ(0, pb_check(_metadata, page, nproc, false, &late));
+	ASSERT_EQ(0, ue_enable(NULL, PB, false));
+	close(fd);
+	end = ue_now_ms() + UE_WAIT_MS;
+	while ((ret = ue_del(PB)) == EBUSY && ue_now_ms() < end)
+		usleep(1000);
+	ASSERT_EQ(0, ret);
+	ue_msg("%d processes, %d attach/detach rounds in %lld ms, %ld bits written late\n",
+	       nproc, rounds, ue_now_ms() - t0, late);
+	munmap(page, UE_PAGE_SIZE);
+}
+
+/* Many events on one fd, each with an enable bit */
+
+#define MANY		PREFIX "m"
+
+/* Do the bits of @words match @on (one per event), all others 0? */
+static int many_check(struct __test_metadata *_metadata, const __u64 *words,
+		      const bool *on, int n)
+{
+	int i, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		if (ue_bit(&words[i / 64], 8, i % 64) == on[i])
+			continue;
+		if (bad++ < 8)
+			TH_LOG("event %d: bit %d, expected %d", i, !on[i], on[i]);
+	}
+	for (i = n; i < (n + 63) / 64 * 64; i++) {
+		if (ue_bit(&words[i / 64], 8, i % 64) && bad++ < 8)
+			TH_LOG("bit %d of no event is set", i);
+	}
+
+	return bad;
+}
+
+TEST_F_TIMEOUT(stress, events_on_one_fd, 600)
+{
+	int n = ue_scaled(512, 4), rounds = ue_scaled(12, 3);
+	const char *sys_enable = "events/" USER_EVENTS_SYSTEM "/enable";
+	__u32 *status_index = calloc(n, sizeof(*status_index));
+	__u64 *words = calloc((n + 63) / 64, sizeof(*words));
+	bool *on = calloc(n, sizeof(*on));
+	struct ue_status_reg reg;
+	long long t0 = ue_now_ms(), end;
+	int i, round, fd, count0, count;
+	__u32 index;
+	char cmd[64];
+
+	ASSERT_NE(NULL, status_index);
+	ASSERT_NE(NULL, words);
+	ASSERT_NE(NULL, on);
+	count0 = ue_count_events();
+	ASSERT_LE(0, count0);
+	fd = ue_open_data();
+	ASSERT_NE(-1, fd);
+
+	/* Each a new write index; every fourth one on the status page too */
+	for (i = 0; i < n; i++) {
+		snprintf(cmd, sizeof(cmd), MANY "%d u32 a", i);
+		words[i / 64] |= 1ULL << (i % 64);
+		ASSERT_EQ(0, ue_reg_bit(fd, cmd, &words[i / 64], 8, i % 64, 0,
+					&index));
+		ASSERT_EQ(i, index);
+		ASSERT_FALSE(ue_bit(&words[i / 64], 8, i % 64));
+		if (i % 4)
+			continue;
+		ASSERT_EQ(0, ue_reg(fd, cmd, &reg));
+		ASSERT_EQ(i, reg.write_index);
+		status_index[i] = reg.status_index;
+	}
+	t0 = ue_now_ms() - t0;
+
+	/* All at once, through the system's enable file */
+	ASSERT_EQ(0, ue_write_file(sys_enable, "1\n", O_TRUNC));
+	for (i = 0; i < n; i++)
+		on[i] = true;
+	ASSERT_EQ(0, many_check(_metadata, words, on, n));
+	for (i = 0; i < n; i += 4)
+		ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[status_index[i]]);
+	ASSERT_EQ(0, ue_write_file(sys_enable, "0\n", O_TRUNC));
+	memset(on, 0, n * sizeof(*on));
+	ASSERT_EQ(0, many_check(_metadata, words, on, n));
+
+	/* Random handfuls, one by one */
+	for (round = 0; round < rounds; round++) {
+		for (i = 0; i < n; i++) {
+			on[i] = rand() % 8 == 0;
+			if (!on[i])
+				continue;
+			snprintf(cmd, sizeof(cmd), MANY "%d", i);
+			ASSERT_EQ(0, ue_enable(NULL, cmd, true));
+		}
+		ASSERT_EQ(0, many_check(_metadata, words, on, n)) {
+			TH_LOG("round %d, enabled", round);
+		}
+		for (i = 0; i < n; i += 4)
+			ASSERT_EQ(on[i] ? EVENT_STATUS_FTRACE : 0,
+				  self->status[status_index[i]]);
+		for (i = 0; i < n; i++) {
+			if (!on[i])
+				continue;
+			snprintf(cmd, sizeof(cmd), MANY "%d", i);
+			ASSERT_EQ(0, ue_enable(NULL, cmd, false));
+			on[i] = false;
+		}
+		ASSERT_EQ(0, many_check(_metadata, words, on, n)) {
+			TH_LOG("round %d, disabled", round);
+		}
+	}
+
+	/* Unregistered, enabled: the bits stay clear */
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, ue_unreg_bit(fd, &words[i / 64], i % 64));
+	ASSERT_EQ(0, ue_write_file(sys_enable, "1\n", O_TRUNC));
+	ASSERT_EQ(0, many_check(_metadata, words, on, n));
+	ASSERT_EQ(0, ue_write_file(sys_enable, "0\n", O_TRUNC));
+
+	/* Nothing is left once the fd is closed and the events deleted */
+	close(fd);
+	end = ue_now_ms() + UE_WAIT_MS;
+	do {
+		ue_cleanup_events(MANY);
+		count = ue_count_events();
+		if (count != count0)
+			usleep(1000);
+	} while (count != count0 && ue_now_ms() < end);
+	ASSERT_EQ(count0, count);
+	ue_msg("%d events on one fd registered in %lld ms, %d rounds\n", n,
+	       t0, rounds);
+	free(status_index);
+	free(words);
+	free(on);
 }
 
 TEST_HARNESS_MAIN

@@ -1102,4 +1102,132 @@ static inline void ue_restore_attrs(struct ue_saved_attrs *attrs)
 	}
 }
 
+/*
+ * The debug kernel (lockdep, KASAN, kmemleak) under emulation is about ten
+ * times slower: the hardening tests run fewer rounds there.  Lockdep shows
+ * as /proc/lockdep, kmemleak as its debugfs file.
+ */
+static inline bool ue_debug_kernel(void)
+{
+	static int debug = -1;
+
+	if (debug < 0)
+		debug = !access("/proc/lockdep", F_OK) ||
+			!access("/sys/kernel/debug/kmemleak", F_OK);
+
+	return debug;
+}
+
+/* @n, divided by @div in the debug kernel (at least 1) */
+static inline long ue_scaled(long n, long div)
+{
+	if (!ue_debug_kernel() || div <= 1)
+		return n;
+
+	return n / div > 0 ? n / div : 1;
+}
+
+/* How long a bit written by the kernel's worker, or a deletion, may take */
+#define UE_WAIT_MS		20000
+
+/* The @size-byte (4 or 8) value at @addr */
+static inline __u64 ue_load(const void *addr, int size)
+{
+	if (size == 4)
+		return __atomic_load_n((const __u32 *)addr, __ATOMIC_SEQ_CST);
+
+	return __atomic_load_n((const __u64 *)addr, __ATOMIC_SEQ_CST);
+}
+
+static inline void ue_store(void *addr, int size, __u64 val)
+{
+	if (size == 4)
+		__atomic_store_n((__u32 *)addr, (__u32)val, __ATOMIC_SEQ_CST);
+	else
+		__atomic_store_n((__u64 *)addr, val, __ATOMIC_SEQ_CST);
+}
+
+/* Bit @bit of the @size-byte value at @addr */
+static inline bool ue_bit(const void *addr, int size, int bit)
+{
+	return (ue_load(addr, size) >> bit) & 1;
+}
+
+/*
+ * Wait until bit @bit of the value at @addr is @want, as it becomes when
+ * the kernel had to fault its page in; is it?
+ */
+static inline bool ue_wait_bit(const void *addr, int size, int bit, bool want)
+{
+	long long end = ue_now_ms() + UE_WAIT_MS;
+
+	while (ue_bit(addr, size, bit) != want && ue_now_ms() < end)
+		usleep(1000);
+
+	return ue_bit(addr, size, bit) == want;
+}
+
+/* Number of user events of all kinds, from dynamic_events; -1 on error */
+static inline int ue_count_events(void)
+{
+	char *text = ue_read_file("dynamic_events");
+	char *line, *next;
+	int count = 0;
+
+	if (!text)
+		return -1;
+	for (line = text; *line; line = next) {
+		next = strchr(line, '\n');
+		next = next ? next + 1 : line + strlen(line);
+		if (!strncmp(line, "u:", 2))
+			count++;
+	}
+	free(text);
+
+	return count;
+}
+
+#ifdef USER_EVENTS_ENABLE_BIT_ABI
+/*
+ * Register @cmd with the enable bit layout: bit @bit of the @size-byte
+ * value at @addr, USER_EVENT_REG_* @flags; 0 or errno.  *@index, unless
+ * NULL, gets the write index.
+ */
+static inline int ue_reg_bit(int fd, const char *cmd, void *addr, int size,
+			     int bit, int flags, __u32 *index)
+{
+	struct user_reg reg;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.enable_bit = bit;
+	reg.enable_size = size;
+	reg.flags = flags;
+	reg.enable_addr = (__u64)(uintptr_t)addr;
+	reg.name_args = (__u64)(uintptr_t)cmd;
+	reg.write_index = ~0U;
+	if (ioctl(fd, DIAG_IOCSREG, &reg) == -1)
+		return errno;
+	if (index)
+		*index = reg.write_index;
+
+	return 0;
+}
+
+/* DIAG_IOCSUNREG of bit @bit at @addr; 0 or errno */
+static inline int ue_unreg_bit(int fd, void *addr, int bit)
+{
+	struct user_unreg unreg;
+
+	memset(&unreg, 0, sizeof(unreg));
+	unreg.size = sizeof(unreg);
+	unreg.disable_bit = bit;
+	unreg.disable_addr = (__u64)(uintptr_t)addr;
+	if (ioctl(fd, DIAG_IOCSUNREG, &unreg) == -1)
+		return errno;
+
+	return 0;
+}
+#endif /* USER_EVENTS_ENABLE_BIT_ABI */
+
 #endif /* _USER_EVENTS_SELFTESTS_H */
