@@ -32,12 +32,14 @@
  *                          [-N PROCS] [-p LIST]
  */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +106,10 @@ struct bench_bit_reg {
 	__u64 enable_addr;
 	__u64 name_args;
 	__u32 write_index;
-} __attribute__((__packed__));
+};
+
+/* The kernel's layout is packed: 28 bytes, without this struct's tail padding */
+#define BENCH_BIT_REG_SIZE	(offsetof(struct bench_bit_reg, write_index) + sizeof(__u32))
 
 struct bench_bit_unreg {
 	__u32 size;
@@ -112,12 +117,13 @@ struct bench_bit_unreg {
 	__u8 reserved;
 	__u16 reserved2;
 	__u64 disable_addr;
-} __attribute__((__packed__));
+};
 
 #define BENCH_IOCSUNREG		_IOW(DIAG_IOC_MAGIC, 2, struct bench_bit_unreg *)
 
-_Static_assert(sizeof(struct bench_bit_reg) == 28, "enable bit layout");
-_Static_assert(sizeof(struct bench_bit_unreg) == 16, "user_unreg layout");
+static_assert(BENCH_BIT_REG_SIZE == 28, "enable bit layout");
+static_assert(offsetof(struct bench_bit_reg, enable_addr) == 8, "enable bit layout");
+static_assert(sizeof(struct bench_bit_unreg) == 16, "user_unreg layout");
 
 static const int sizes[NR_SIZES] = { 8, 64, 512, MAX_PAYLOAD };
 
@@ -175,7 +181,7 @@ static int fillers;		/* filler events registered on ue_fd[0] */
  * write index 0 of bit_fd.  bit_abi: the kernel has the enable bit layout.
  */
 static int bit_fd = -1;
-static __u32 enable_word __attribute__((aligned(8)));
+static __u32 enable_word;
 static bool bit_abi, bit_registered;
 static double reg_ns[EVENTS_MAX + 2];	/* by event count after it */
 
@@ -348,7 +354,7 @@ static int ue_register(int fd, const char *cmd, int *status)
 static int ue_bit_register(int fd, const char *cmd, __u32 *addr, int bit)
 {
 	struct bench_bit_reg reg = {
-		.size = sizeof(reg),
+		.size = BENCH_BIT_REG_SIZE,
 		.enable_bit = bit,
 		.enable_size = sizeof(*addr),
 		.enable_addr = (__u64)(unsigned long)addr,
@@ -1491,8 +1497,7 @@ static __u32 *en_word(int i)
 }
 
 /* Process @i of @set: register, report 0 or errno, wait for the end */
-static void __attribute__((noreturn)) en_child(const struct en_set *set,
-					       int i)
+static void en_child(const struct en_set *set, int i)
 {
 	char cmd[128], c;
 	__u8 err = 0;
