@@ -159,8 +159,8 @@ check_kernel_log() {
 
 check_checkpatch() {
 	local dir=$1 patch out ignore=()
-	# The series adds the MAINTAINERS entry in its last patch; the earlier
-	# patches would each get "does MAINTAINERS need updating?".
+	# The series lists its new files in MAINTAINERS in its last patch; the
+	# earlier patches would each get "does MAINTAINERS need updating?".
 	if grep -lq '^+++ b/MAINTAINERS' "$dir"/[0-9]*.patch 2>/dev/null; then
 		ignore=(--ignore FILE_PATH_CHANGES)
 	fi
