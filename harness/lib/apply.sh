@@ -10,7 +10,10 @@
 #   - removal of the old user_events files the series does not ship.
 # Files are only written when their content changes, so make stays
 # incremental.  The commits are made with git plumbing (a private index and
-# commit-tree), never by checking anything out.
+# commit-tree), never by checking anything out, by the harness's identity
+# and without Signed-off-by: they are the harness's working copy of the
+# series; "harness/ue series" writes it authored and signed off by the
+# sender (harness/lib/series.sh).
 
 GROUPS_DIR=$HARNESS_DIR/series
 
@@ -114,14 +117,14 @@ group_paths() {
 	sed -n '/^$/q; s/^Path:[[:space:]]*//p' "$1"
 }
 
-# group_message GROUPFILE: the commit message (subject, body, sign-off).
+# group_message GROUPFILE: the commit message (subject, body).  No
+# sign-off: "harness/ue series" adds the sender's.
 group_message() {
 	local subject
 	subject=$(sed -n '/^$/q; s/^Subject:[[:space:]]*//p' "$1")
 	[[ -n $subject ]] || die "$1: no Subject: line"
 	printf '%s\n\n' "$subject"
 	sed '1,/^$/d' "$1"
-	printf '\nSigned-off-by: %s <%s>\n' "$UE_IDENT_NAME" "$UE_IDENT_EMAIL"
 }
 
 # match_score PATH PATTERN: how specifically PATTERN covers PATH: 0 for not
@@ -205,7 +208,7 @@ commit_groups() {
 		tree=$(GIT_INDEX_FILE=$idx tgit write-tree)
 		commit=$(group_message "$g" |
 			GIT_AUTHOR_DATE=$date GIT_COMMITTER_DATE=$date \
-			tgit commit-tree "$tree" -p "$parent")
+			as_ident "$HARNESS_IDENT" "$HARNESS_IDENT" tgit commit-tree "$tree" -p "$parent")
 		parent=$commit
 		n=$((n + 1))
 	done < <(group_files)

@@ -2,10 +2,12 @@
 # harness/ue build-each: build every commit of the series, in order, so
 # that each patch is known to compile on its own (bisectability).
 #
-# The commits are checked out one after the other in a worktree of $TREE
-# ($UE_CACHE/build-each/src) and built in their own O= directory
-# ($UE_CACHE/build-each/build): the main build is not touched, and each
-# commit only rebuilds what it changed.
+# In a worktree of $TREE at the series ($UE_CACHE/build-each/src), "git
+# rebase --exec 'harness/ue build-each-commit' base" checks the commits out
+# in turn (fast-forwards: no commit is made) and builds each in one O=
+# directory ($UE_CACHE/build-each/build): the main build is not touched, and
+# each commit only rebuilds what it changed.  A failed commit is recorded
+# and the rebase goes on.
 #
 # The configuration is the test VM's (tinyconfig + harness/vm.config +
 # Kconfig.fragment + the selftests' config, without UE_FLAVOUR or
@@ -25,10 +27,11 @@
 # warns.  The result is recorded for the cover letter.
 
 BE_DIR=$UE_CACHE/build-each
-BE_SRC=$BE_DIR/src                   # worktree, one commit after the other
+BE_SRC=$BE_DIR/src                   # worktree, rebased commit by commit
 BE_OUT=$BE_DIR/build                 # kernel O= directory
 BE_CONFIG=$BE_DIR/series.config      # the .config made at the last commit
 BE_LOG=$LOG_DIR/build-each.log
+BE_LINES=$BE_DIR/results            # the result of each commit built
 BE_RESULT=$UE_CACHE/last-build-each-result
 
 # be_make_config: $BE_CONFIG for the series' last commit (checked out in
@@ -61,18 +64,11 @@ be_make_config() {
 	printf '%s\n' "$sum" > "$stamp"
 }
 
-# be_touched COMMIT DIR: true when DIR changes in the series up to COMMIT.
-be_touched() {
-	[[ -n $(tgit diff --name-only base "$1" -- "$2") ]]
-}
-
-# be_commit N COMMIT: build one commit; prints the steps done (or the
-# reason of the failure) and returns non-zero when it failed.
+# be_commit: build the commit checked out in $BE_SRC; prints the steps done
+# (or the reason of the failure) and returns non-zero when it failed.
 be_commit() {
-	local n=$1 c=$2 off steps=kernel w ksft=tools/testing/selftests/user_events
+	local off steps=kernel w ksft=tools/testing/selftests/user_events
 	local TREE=$BE_SRC BUILD_DIR=$BE_OUT
-	git -C "$BE_SRC" checkout -q -f --detach "$c" || { echo "checkout failed"; return 1; }
-	printf '\n### commit %s: %s\n' "$n" "$(tgit log -1 --format='%h %s' "$c")" >> "$BE_LOG"
 	off=$(stat -c %s "$BE_LOG")
 
 	cp "$BE_CONFIG" "$BE_OUT/.config"
@@ -92,7 +88,7 @@ be_commit() {
 	run_logged "$BE_LOG" kmake headers_install INSTALL_HDR_PATH="$BE_OUT/hdr" ||
 		{ echo "headers_install failed"; return 1; }
 
-	if be_touched "$c" samples/user_events/; then
+	if ! git -C "$BE_SRC" diff --quiet base HEAD -- samples/user_events/; then
 		steps+=", sample"
 		if [[ -f $BE_SRC/samples/user_events/decoder.c ]]; then
 			mkdir -p "$BE_DIR/samples"
@@ -102,7 +98,7 @@ be_commit() {
 				{ echo "samples/user_events/decoder.c failed"; return 1; }
 		fi
 	fi
-	if be_touched "$c" "$ksft/"; then
+	if ! git -C "$BE_SRC" diff --quiet base HEAD -- "$ksft/"; then
 		steps+=", selftests"
 		rm -rf "$BE_DIR/kselftest"
 		run_logged "$BE_LOG" make -C "$BE_SRC/tools/testing/selftests" TARGETS=user_events \
@@ -120,45 +116,48 @@ be_commit() {
 	echo "$steps"
 }
 
+# cmd_build_each_commit: "harness/ue build-each-commit", run by git rebase
+# on each commit (cmd_build_each holds the lock): build it, add its result
+# to $BE_LINES ("  0001 ok      kernel, headers", warnings below) and exit
+# 0, so that the rebase goes on.
+cmd_build_each_commit() {
+	local n tc out status=ok line
+	[[ -n ${UE_LOCK_HELD:-} ]] || die "build-each-commit: run by 'harness/ue build-each' only"
+	n=$(printf '%04d' "$(git -C "$BE_SRC" rev-list --count base..HEAD)") tc=$(now)
+	line="$n $(git -C "$BE_SRC" log -1 --format='%h %s')"
+	log "build-each: $line"
+	printf '\n### commit %s\n' "$line" >> "$BE_LOG"
+	out=$(be_commit) || status=FAILED
+	line=$(printf '  %s %-6s  %s' "$n" "$status" "$out")
+	printf '%s\n' "$line" >> "$BE_LINES"
+	sed "1s/\$/  ($(($(now) - tc))s)/" <<<"$line"
+}
+
 cmd_build_each() {
 	once cmd_apply
-	local t0 tc commits=() c n=0 ok=0 failed=0 out status first rest lines=()
+	local t0 ok failed
 	t0=$(now)
-	mapfile -t commits < <(tgit rev-list --reverse base..series)
-	((${#commits[@]})) || die "build-each: no commits in base..series"
+	[[ -n $(tgit rev-list base..series) ]] || die "build-each: no commits in base..series"
 	mkdir -p "$BE_DIR" "$BE_OUT" "$(dirname "$BE_LOG")"
 	: > "$BE_LOG"
-	log "build-each: ${#commits[@]} commits in $BE_SRC, O=$BE_OUT (log: $BE_LOG)"
+	: > "$BE_LINES"
+	log "build-each: $(tgit rev-list --count base..series) commits in $BE_SRC, O=$BE_OUT (log: $BE_LOG)"
 
-	worktree_at "$BE_SRC" "${commits[-1]}"
+	worktree_at "$BE_SRC" series
 	be_make_config
-	worktree_at "$BE_SRC" "${commits[0]}"
+	if ! UE_LOCK_HELD=1 git -C "$BE_SRC" rebase -q \
+		--exec "$(printf '%q' "$HARNESS_DIR/ue") build-each-commit" base; then
+		git -C "$BE_SRC" rebase --abort || true
+		die "build-each: git rebase --exec stopped (see above)"
+	fi
 
-	for c in "${commits[@]}"; do
-		n=$((n + 1)) tc=$(now)
-		log "build-each: $(printf '%04d' "$n") $(tgit log -1 --format='%h %s' "$c")"
-		if out=$(be_commit "$n" "$c"); then
-			status=ok ok=$((ok + 1))
-		else
-			status=FAILED failed=$((failed + 1))
-		fi
-		# "0001 ok      kernel, headers" (the first output line), then
-		# the rest of the output (compiler warnings), indented.
-		first=$(head -n 1 <<<"$out") rest=
-		[[ $out != *$'\n'* ]] || rest=$(tail -n +2 <<<"$out")
-		lines+=("$(printf '  %04d %-6s  %s' "$n" "$status" "$first")")
-		printf '%s  (%ss)\n' "${lines[-1]}" "$(($(now) - tc))"
-		if [[ -n $rest ]]; then
-			lines+=("$rest")
-			printf '%s\n' "$rest"
-		fi
-	done
-
+	ok=$(grep -c '^  [0-9]* ok ' "$BE_LINES" || true)
+	failed=$(grep -c '^  [0-9]* FAILED ' "$BE_LINES" || true)
 	{
 		printf 'Series-Tree: %s\n' "$(tgit rev-parse 'series^{tree}')"
 		printf 'Date: %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
 		printf 'Duration: %ss\n\n' "$(($(now) - t0))"
-		printf '%s\n' "${lines[@]}"
+		cat "$BE_LINES"
 		printf '  %d built, %d failed\n' "$ok" "$failed"
 	} > "$BE_RESULT.tmp"
 	mv "$BE_RESULT.tmp" "$BE_RESULT"

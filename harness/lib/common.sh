@@ -27,12 +27,13 @@ SRC_TOPDIR=linux-source-6.1          # what the tarball unpacks to
 KARCH=x86_64
 JOBS=${UE_JOBS:-$(nproc)}
 
-# The one identity used as git author/committer and in Signed-off-by.  A
-# real submission sets the sender's own (see README: sending the series).
-UE_IDENT_NAME=${UE_IDENT_NAME:-user_events project}
-UE_IDENT_EMAIL=${UE_IDENT_EMAIL:-user-events@localhost}
-export GIT_AUTHOR_NAME=$UE_IDENT_NAME GIT_AUTHOR_EMAIL=$UE_IDENT_EMAIL
-export GIT_COMMITTER_NAME=$UE_IDENT_NAME GIT_COMMITTER_EMAIL=$UE_IDENT_EMAIL
+# The harness's own git identity, a test identity: author and committer of
+# what it commits in $UE_CACHE (the base, branch "series", the git am
+# worktree) and the sign-off of the patch files its checks write.  It never
+# signs a series written for mailing: "harness/ue series" uses the sender's
+# (sender_ident, harness/lib/series.sh).
+HARNESS_NAME='user_events harness' HARNESS_EMAIL=harness@example.invalid
+HARNESS_IDENT="$HARNESS_NAME <$HARNESS_EMAIL>"
 
 # Repository directories whose files are installed at the same kernel path.
 SERIES_DIRS=(kernel include Documentation samples tools)
@@ -132,6 +133,19 @@ lock_cache() {
 
 # tgit ARGS: git inside the kernel tree repository.
 tgit() { git -C "$TREE" "$@"; }
+
+# as_ident AUTHOR COMMITTER CMD...: run CMD with git's author and committer
+# set to AUTHOR and COMMITTER ("Name <email>").
+as_ident() {
+	local a=$1 c=$2
+	shift 2
+	(
+		export GIT_AUTHOR_NAME=${a% <*} GIT_AUTHOR_EMAIL=${a##*<}
+		export GIT_COMMITTER_NAME=${c% <*} GIT_COMMITTER_EMAIL=${c##*<}
+		GIT_AUTHOR_EMAIL=${GIT_AUTHOR_EMAIL%>} GIT_COMMITTER_EMAIL=${GIT_COMMITTER_EMAIL%>}
+		"$@"
+	)
+}
 
 # kmake ARGS: make in the kernel tree with our architecture and O= dir.
 kmake() { make -C "$TREE" ARCH="$KARCH" O="$BUILD_DIR" "$@"; }

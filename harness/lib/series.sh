@@ -1,8 +1,17 @@
 # shellcheck shell=bash
 # harness/ue series [OUTDIR]: the series as mail-ready patches.
 #
-# git format-patch --cover-letter of base..series, with the cover letter's
-# subject and blurb taken from harness/series/cover-letter.txt.  In the
+# git format-patch --cover-letter --signoff of base..series, authored and
+# signed off by the sender: the git identity of the repository the harness
+# runs from (user.name and user.email, or GIT_AUTHOR_*/GIT_COMMITTER_*),
+# never guessed; without one it refuses and writes nothing.  Branch
+# "series" is the harness's (harness/lib/apply.sh): a copy of its commits
+# with the sender as author and committer is what format-patch writes.
+# The checks of the patch files write the same with the harness's test
+# identity, elsewhere (harness/lib/seriescheck.sh).
+#
+# The cover letter's subject and blurb are taken from
+# harness/series/cover-letter.txt.  In the
 # blurb, @BASE@ becomes the Debian package the series applies to, a line
 # @TEST_RESULTS@ the results "harness/ue test" recorded for this exact
 # series (one block per kernel flavour tested, see test_result_save), and
@@ -145,13 +154,63 @@ cover_fill() {
 	rm -f "$blurb" "$results" "$each"
 }
 
-cmd_series() {
-	local out=${1:-$SERIES_OUT}
-	once cmd_apply
+# --- Identity and writing -----------------------------------------------------
+
+# sender_ident: two lines, the author and the committer ("Name <email>") of
+# the series to be sent: git's identities in $REPO_DIR, from the
+# environment (GIT_AUTHOR_*, GIT_COMMITTER_*) or the configuration
+# (user.name, user.email), never guessed from the host (user.useConfigOnly);
+# one that git does not know is the other.  Fails when there is neither, or
+# when it is the harness's test identity.
+sender_ident() {
+	local a c
+	a=$(git -C "$REPO_DIR" -c user.useConfigOnly=true var GIT_AUTHOR_IDENT 2>/dev/null) || a=
+	c=$(git -C "$REPO_DIR" -c user.useConfigOnly=true var GIT_COMMITTER_IDENT 2>/dev/null) || c=
+	a=${a% * *} c=${c% * *}             # drop the time stamp
+	[[ -n $a || -n $c ]] || return 1
+	[[ ${a:-$c} != "$HARNESS_IDENT" && ${c:-$a} != "$HARNESS_IDENT" ]] || return 1
+	printf '%s\n%s\n' "${a:-$c}" "${c:-$a}"
+}
+
+# series_as AUTHOR COMMITTER: print the tip of a copy of base..series whose
+# commits have AUTHOR and COMMITTER, with the same trees, messages and dates
+# (the same identity gives the same commits).
+series_as() {
+	local c parent dates
+	parent=$(tgit rev-parse base)
+	for c in $(tgit rev-list --reverse base..series); do
+		dates=$(tgit log -1 --date=raw --format='%ad%n%cd' "$c")
+		parent=$(tgit cat-file commit "$c" | sed '1,/^$/d' |
+			GIT_AUTHOR_DATE=${dates%$'\n'*} GIT_COMMITTER_DATE=${dates#*$'\n'} \
+			as_ident "$1" "$2" tgit commit-tree "$c^{tree}" -p "$parent") ||
+			die "series: cannot copy commit $c"
+	done
+	printf '%s\n' "$parent"
+}
+
+# series_write OUTDIR AUTHOR COMMITTER: the series' patch files and cover
+# letter in OUTDIR (its earlier patch files go), from AUTHOR, each signed
+# off by COMMITTER (format-patch --signoff).  Branch "series" must be up to
+# date (cmd_apply).
+series_write() {
+	local out=$1 tip
+	tip=$(series_as "$2" "$3")
 	mkdir -p "$out"
 	out=$(cd "$out" && pwd -P)
 	rm -f "$out"/[0-9][0-9][0-9][0-9]-*.patch
-	tgit format-patch -q --cover-letter --no-signature -o "$out" base..series >/dev/null
+	as_ident "$2" "$3" tgit format-patch -q --cover-letter --signoff --no-signature \
+		-o "$out" "base..$tip" >/dev/null
 	cover_fill "$out/0000-cover-letter.patch"
-	log "series: $(find "$out" -name '[0-9]*.patch' | wc -l) files in $out"
+	log "series: $(find "$out" -name '[0-9]*.patch' | wc -l) files in $out, from $2"
+}
+
+cmd_series() {
+	local out=${1:-$SERIES_OUT} ident=()
+	mapfile -t ident < <(sender_ident)
+	((${#ident[@]} == 2)) || die "series: no git identity to author and sign off the series with:" \
+		"set user.name and user.email (git config, in $REPO_DIR or globally), or" \
+		"GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL (not '$HARNESS_IDENT', the harness's test identity);" \
+		"nothing written"
+	once cmd_apply
+	series_write "$out" "${ident[@]}"
 }

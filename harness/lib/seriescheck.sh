@@ -8,6 +8,7 @@
 # Both run in "harness/ue test" and "harness/ue check-series"; each records
 # one pass or one failure (record, harness/lib/test.sh).
 
+CHECK_SERIES_DIR=$UE_CACHE/series-check  # the patch files checked
 AM_DIR=$UE_CACHE/am                  # git worktree of $TREE: base + git am
 DOCS_DIR=$UE_CACHE/docs              # O= of the htmldocs build
 DOCS_LOG=$LOG_DIR/htmldocs.log       # output of the last htmldocs build
@@ -156,12 +157,16 @@ check_htmldocs() {
 # --- harness/ue check-series ---------------------------------------------------
 
 # check_patch_files: write the series and check its patch files as a
-# maintainer gets them: git am on the base, htmldocs, checkpatch.
+# maintainer gets them: git am on the base, htmldocs, checkpatch.  They are
+# written as "harness/ue series" writes them, but from and signed off by the
+# harness's test identity, into their own directory ($CHECK_SERIES_DIR):
+# the checks need no sender, and nothing they write is for mailing.
 check_patch_files() {
-	cmd_series "$SERIES_OUT"
-	check_git_am "$SERIES_OUT"
+	once cmd_apply
+	series_write "$CHECK_SERIES_DIR" "$HARNESS_IDENT" "$HARNESS_IDENT"
+	check_git_am "$CHECK_SERIES_DIR"
 	check_htmldocs
-	check_checkpatch "$SERIES_OUT"
+	check_checkpatch "$CHECK_SERIES_DIR"
 }
 
 # cmd_check_series: the checks of the patch files alone (no build, no VM):

@@ -16,13 +16,15 @@ tree_version() {
 	tgit log -1 --format=%b base 2>/dev/null | sed -n 's/^Debian-Package-Version: //p'
 }
 
-# tree_git_setup DIR: repository settings for a large, build-only tree.
+# tree_git_setup DIR: repository settings for a large, build-only tree.  Its
+# identity is the harness's: what git commits there (the base, git am in
+# the checks) is the harness's own work, never sent.
 tree_git_setup() {
 	git -C "$1" config core.preloadIndex true
 	git -C "$1" config gc.auto 0
 	git -C "$1" config advice.detachedHead false
-	git -C "$1" config user.name "$UE_IDENT_NAME"
-	git -C "$1" config user.email "$UE_IDENT_EMAIL"
+	git -C "$1" config user.name "$HARNESS_NAME"
+	git -C "$1" config user.email "$HARNESS_EMAIL"
 }
 
 # tree_create: unpack, commit and tag into a temporary dir, then rename.
@@ -59,6 +61,7 @@ cmd_tree() {
 		local have want
 		have=$(tree_version) want=$(src_version)
 		if [[ $have == "$want" ]]; then
+			tree_git_setup "$TREE"      # a tree made by an older harness
 			log "tree: base $have present in $TREE"
 			return 0
 		fi
