@@ -456,7 +456,7 @@ static void bit_register_a(void)
 	snprintf(cmd, sizeof(cmd), "%s%s", EVENT_A, EVENT_FIELDS);
 	idx = ue_bit_register(bit_fd, cmd, &enable_word, 0);
 	if (idx == -EINVAL) {
-		say("no enable bit layout (DIAG_IOCSREG of 28 bytes: EINVAL): its rows are skipped");
+		say("no enable bit layout (28-byte DIAG_IOCSREG: EINVAL): rows skipped");
 		close(bit_fd);
 		bit_fd = -1;
 		return;
@@ -1723,7 +1723,7 @@ static void en_rows(int n, bool on, double t[2][2][MAX_ROUNDS],
 			     median(scan[k][on], cfg.rounds) / 1e3);
 		if (set->late[on]) {
 			note(row, ", %ld late", set->late[on]);
-			say("phase enable: %s, %ld of %ld flags not switched yet when write() returned",
+			say("phase enable: %s, %ld of %ld flags late after write()",
 			    name, set->late[on],
 			    (long)cfg.rounds * en_flags(set));
 		}
@@ -1748,7 +1748,7 @@ static void phase_enable(void)
 	say("phase enable: ftrace on events that 1 to %d processes registered",
 	    cfg.procs);
 	if (!bit_abi)
-		say("phase enable: no enable bit layout (DIAG_IOCSREG of 28 bytes: EINVAL): status page rows only");
+		say("phase enable: no enable bit layout: status page rows only");
 	for (i = 0; i < 3; i++) {
 		static const int want_n[3] = { 1, 100, 1000 };
 
