@@ -797,40 +797,7 @@ static void check_cut_line(struct __test_metadata *_metadata,
 /* All of trace_pipe that can be read without waiting, consumed */
 static char *read_trace_pipe(void)
 {
-	int fd = ue_open("trace_pipe", O_RDONLY | O_NONBLOCK);
-	size_t cap = 65536, len = 0;
-	char *buf = malloc(cap);
-	ssize_t n;
-
-	if (fd == -1 || !buf)
-		goto fail;
-	for (;;) {
-		if (cap - len < 8192) {
-			char *bigger = realloc(buf, cap * 2);
-
-			if (!bigger)
-				goto fail;
-			buf = bigger;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		/* Empty; or tracing is off and everything was read */
-		if ((n == -1 && errno == EAGAIN) || n == 0)
-			break;
-		if (n == -1)
-			goto fail;
-		len += n;
-	}
-	buf[len] = '\0';
-	close(fd);
-
-	return buf;
-fail:
-	if (fd != -1)
-		close(fd);
-	free(buf);
-
-	return NULL;
+	return ue_read_file_flags("trace_pipe", O_RDONLY | O_NONBLOCK);
 }
 
 /* Check the line of @name in the trace file, then in trace_pipe */

@@ -271,12 +271,16 @@ static inline bool ue_event_exists(const char *name)
 	return access(ue_path(rel), F_OK) == 0;
 }
 
-/* Whole content of a tracefs file, NUL-terminated; NULL and errno on error */
-static inline char *ue_read_file(const char *rel)
+/*
+ * Content of a tracefs file opened with @flags, NUL-terminated; NULL and
+ * errno on error.  With O_NONBLOCK, what can be read without waiting (a
+ * trace_pipe, consumed).
+ */
+static inline char *ue_read_file_flags(const char *rel, int flags)
 {
 	size_t cap = 8192, len = 0;
 	char *buf = malloc(cap);
-	int fd = ue_open(rel, O_RDONLY);
+	int fd = ue_open(rel, flags);
 	ssize_t n;
 
 	if (fd == -1 || !buf)
@@ -292,6 +296,8 @@ static inline char *ue_read_file(const char *rel)
 			cap *= 2;
 		}
 		n = read(fd, buf + len, cap - len - 1);
+		if (n == -1 && errno == EAGAIN && (flags & O_NONBLOCK))
+			break;
 		if (n == -1)
 			goto fail;
 		if (n == 0)
@@ -310,6 +316,12 @@ fail:
 	errno = n;
 
 	return NULL;
+}
+
+/* Whole content of a tracefs file, NUL-terminated; NULL and errno on error */
+static inline char *ue_read_file(const char *rel)
+{
+	return ue_read_file_flags(rel, O_RDONLY);
 }
 
 /* Empty the trace buffer (of @instance, or the top-level one) */
