@@ -104,7 +104,7 @@ mut_boot() {
 	scratch=$(scratch_new)
 	scratch_cmd "$scratch" run "$HARNESS_DIR/checks/guest-run"
 	# The output is in $scratch/output; only the harness's messages show.
-	vm_boot "$scratch" run "$UE_TEST_TIMEOUT" > /dev/null || vmrc=$?
+	vm_boot "$scratch" run "$(test_vm_timeout)" > /dev/null || vmrc=$?
 	MUT_SCRATCH=$scratch MUT_VMRC=$vmrc MUT_PASS=0 MUT_FAILS=()
 	((vmrc == 0)) || MUT_FAILS+=("vm: did not complete (status $vmrc)")
 

@@ -234,11 +234,17 @@ test_build() {
 	return 1
 }
 
+# test_vm_timeout: the seconds a test VM of the current flavour may take.
+test_vm_timeout() {
+	printf '%s\n' "${UE_TEST_TIMEOUT:-${FLAVOUR_TEST_TIMEOUT[$(flavour_name)]:-900}}"
+}
+
 # test_in_vm: boot the current flavour once, run harness/checks/guest-run,
 # count its results and the kernel log.
 test_in_vm() {
 	local scratch vmrc=0 check name prefix flavour
-	local timeout=${UE_TEST_TIMEOUT:-${FLAVOUR_TEST_TIMEOUT[$(flavour_name)]:-900}}
+	local timeout
+	timeout=$(test_vm_timeout)
 	# Seen by the guest (scratch_cmd passes every UE_ variable).
 	local UE_KSELFTEST_TIMEOUT=${UE_KSELFTEST_TIMEOUT:-${FLAVOUR_KSELFTEST_TIMEOUT[$(flavour_name)]:-}}
 	flavour=$(flavour_name) prefix=$(check_prefix)
