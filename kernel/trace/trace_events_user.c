@@ -865,6 +865,13 @@ static bool user_event_attached(struct user_event *user)
 	return rcu_access_pointer(user->tracepoint.funcs);
 }
 
+/*
+ * The status page.  Events registered with the status page layout or
+ * created through dynamic_events have a byte in it, which programs read
+ * from their read-only mapping of user_events_status to learn whether
+ * anything is attached: everything about those bytes is here.
+ */
+
 /* Compute the status byte from the probes attached to the tracepoint */
 static void user_event_update_status(struct user_event *user)
 {
@@ -890,6 +897,110 @@ static void user_event_update_status(struct user_event *user)
 
 	WRITE_ONCE(user_event_status_page[user->status_index], status);
 }
+
+/*
+ * Give @user a byte in the status page: events registered with the status
+ * page layout or created in dynamic_events have one, the others only
+ * once a status page program registers them.
+ */
+static int user_event_set_status_index(struct user_event *user)
+{
+	int i;
+
+	lockdep_assert_held(&event_mutex);
+
+	if (user->status_index)
+		return 0;
+	for (i = 1; i < USER_EVENTS_MAX_STATUS; i++) {
+		if (!user_event_by_index[i]) {
+			user_event_by_index[i] = user;
+			user->status_index = i;
+			user_event_update_status(user);
+			return 0;
+		}
+	}
+	return -ENOMEM;
+}
+
+/* Give @user's status byte back, cleared for the next event that gets it */
+static void user_event_clear_status_index(struct user_event *user)
+{
+	lockdep_assert_held(&event_mutex);
+
+	if (!user->status_index)
+		return;
+	user_event_by_index[user->status_index] = NULL;
+	WRITE_ONCE(user_event_status_page[user->status_index], 0);
+	user->status_index = 0;
+}
+
+/* The status page can only be mapped whole, read-only, at offset 0 */
+static int user_status_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	unsigned long size = vma->vm_end - vma->vm_start;
+
+	if (vma->vm_pgoff || size > PAGE_SIZE)
+		return -EINVAL;
+	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
+		return -EPERM;
+
+	vma->vm_flags &= ~(VM_MAYWRITE | VM_MAYEXEC);
+	return remap_pfn_range(vma, vma->vm_start,
+			       virt_to_phys(user_event_status_page) >> PAGE_SHIFT,
+			       size, vma->vm_page_prot);
+}
+
+static int user_status_show(struct seq_file *m, void *unused)
+{
+	struct user_event *user;
+	int i, active = 0, busy = 0;
+	u8 status;
+
+	mutex_lock(&event_mutex);
+	for (i = 1; i < USER_EVENTS_MAX_STATUS; i++) {
+		user = user_event_by_index[i];
+		if (!user)
+			continue;
+
+		active++;
+		seq_printf(m, "%d:%s", i, user->name);
+		status = READ_ONCE(user_event_status_page[i]);
+		if (status) {
+			busy++;
+			seq_puts(m, " # Used by");
+			if (status & EVENT_STATUS_FTRACE)
+				seq_puts(m, " ftrace");
+			if (status & EVENT_STATUS_PERF)
+				seq_puts(m, " perf");
+			if (status & EVENT_STATUS_OTHER)
+				seq_puts(m, " other");
+		}
+		seq_putc(m, '\n');
+	}
+	mutex_unlock(&event_mutex);
+
+	seq_printf(m, "\nActive: %d\nBusy: %d\nMax: %d\n", active, busy,
+		   USER_EVENTS_MAX_STATUS);
+	return 0;
+}
+
+static int user_status_open(struct inode *inode, struct file *file)
+{
+	int ret;
+
+	ret = tracing_check_open_get_tr(NULL);
+	if (ret)
+		return ret;
+	return single_open(file, user_status_show, NULL);
+}
+
+static const struct file_operations user_status_fops = {
+	.open = user_status_open,
+	.mmap = user_status_mmap,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
 
 /*
  * Enable bits.  An enabler names a bit of a 4- or 8-byte value in the
@@ -1836,30 +1947,6 @@ static int user_event_add_call(struct trace_event_call *call)
 	return ret;
 }
 
-/*
- * Give @user a byte in the status page: events registered with the status
- * page layout or created in dynamic_events have one, the others only
- * once a status page program registers them.
- */
-static int user_event_set_status_index(struct user_event *user)
-{
-	int i;
-
-	lockdep_assert_held(&event_mutex);
-
-	if (user->status_index)
-		return 0;
-	for (i = 1; i < USER_EVENTS_MAX_STATUS; i++) {
-		if (!user_event_by_index[i]) {
-			user_event_by_index[i] = user;
-			user->status_index = i;
-			user_event_update_status(user);
-			return 0;
-		}
-	}
-	return -ENOMEM;
-}
-
 /* The name of the event of @def, in tracefs: "NAME" or "NAME.ID" */
 static char *user_event_tracefs_name(struct user_event_def *def,
 				     bool multi_format)
@@ -1998,10 +2085,7 @@ static int user_event_destroy(struct user_event *user)
 	spin_lock(&user_event_gc_lock);
 	list_del_init(&user->gc_link);
 	spin_unlock(&user_event_gc_lock);
-	if (user->status_index) {
-		user_event_by_index[user->status_index] = NULL;
-		WRITE_ONCE(user_event_status_page[user->status_index], 0);
-	}
+	user_event_clear_status_index(user);
 	user_event_count--;
 	user_event_free(user);
 	return 0;
@@ -2785,74 +2869,6 @@ static const struct file_operations user_data_fops = {
 	.unlocked_ioctl = user_events_ioctl,
 	.release = user_events_release,
 	.llseek = no_llseek,
-};
-
-/* The status page can only be mapped whole, read-only, at offset 0 */
-static int user_status_mmap(struct file *file, struct vm_area_struct *vma)
-{
-	unsigned long size = vma->vm_end - vma->vm_start;
-
-	if (vma->vm_pgoff || size > PAGE_SIZE)
-		return -EINVAL;
-	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
-		return -EPERM;
-
-	vma->vm_flags &= ~(VM_MAYWRITE | VM_MAYEXEC);
-	return remap_pfn_range(vma, vma->vm_start,
-			       virt_to_phys(user_event_status_page) >> PAGE_SHIFT,
-			       size, vma->vm_page_prot);
-}
-
-static int user_status_show(struct seq_file *m, void *unused)
-{
-	struct user_event *user;
-	int i, active = 0, busy = 0;
-	u8 status;
-
-	mutex_lock(&event_mutex);
-	for (i = 1; i < USER_EVENTS_MAX_STATUS; i++) {
-		user = user_event_by_index[i];
-		if (!user)
-			continue;
-
-		active++;
-		seq_printf(m, "%d:%s", i, user->name);
-		status = READ_ONCE(user_event_status_page[i]);
-		if (status) {
-			busy++;
-			seq_puts(m, " # Used by");
-			if (status & EVENT_STATUS_FTRACE)
-				seq_puts(m, " ftrace");
-			if (status & EVENT_STATUS_PERF)
-				seq_puts(m, " perf");
-			if (status & EVENT_STATUS_OTHER)
-				seq_puts(m, " other");
-		}
-		seq_putc(m, '\n');
-	}
-	mutex_unlock(&event_mutex);
-
-	seq_printf(m, "\nActive: %d\nBusy: %d\nMax: %d\n", active, busy,
-		   USER_EVENTS_MAX_STATUS);
-	return 0;
-}
-
-static int user_status_open(struct inode *inode, struct file *file)
-{
-	int ret;
-
-	ret = tracing_check_open_get_tr(NULL);
-	if (ret)
-		return ret;
-	return single_open(file, user_status_show, NULL);
-}
-
-static const struct file_operations user_status_fops = {
-	.open = user_status_open,
-	.mmap = user_status_mmap,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
 };
 
 #ifdef CONFIG_SYSCTL
