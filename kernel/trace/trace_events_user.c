@@ -1571,86 +1571,6 @@ static int user_event_emit(struct user_event *user, struct iov_iter *iter)
 	}
 }
 
-/*
- * Write the payload in @iter to the event behind write @index of @file.
- * @total, index included, is what a successful write returns.
- */
-static ssize_t user_events_write_index(struct file *file, u32 index,
-				       struct iov_iter *iter, size_t total)
-{
-	struct user_event_file_info *info = file->private_data;
-	struct user_event_refs *refs;
-	struct user_event *user = NULL;
-	size_t payload;
-	int ret;
-
-	/*
-	 * The table may be replaced by a concurrent registration on this
-	 * file, but the event in a slot stays referenced until the file is
-	 * released, which cannot happen during a write.
-	 */
-	rcu_read_lock_sched();
-	refs = rcu_dereference_sched(info->refs);
-	/* Pairs with the release in user_events_ref_add(): slot is set */
-	if (likely(refs && index < (u32)smp_load_acquire(&refs->count)))
-		user = refs->events[index];
-	rcu_read_unlock_sched();
-
-	if (unlikely(!user))
-		return -ENOENT;
-
-	payload = iov_iter_count(iter);
-	if (unlikely(payload < user->min_size))
-		return -EINVAL;
-	if (unlikely(payload > USER_EVENT_PAYLOAD_MAX))
-		return -E2BIG;
-
-	if (likely(rcu_access_pointer(user->tracepoint.funcs))) {
-		ret = user_event_emit(user, iter);
-		if (ret)
-			return ret;
-	}
-	return total;
-}
-
-/* writev() and other vectored writes: the index may be split over iovecs */
-static ssize_t user_events_write_iter(struct kiocb *kiocb,
-				      struct iov_iter *iter)
-{
-	size_t total = iov_iter_count(iter);
-	u32 index;
-
-	if (unlikely(total < sizeof(index)))
-		return -EINVAL;
-	if (unlikely(copy_from_iter(&index, sizeof(index), iter) !=
-		     sizeof(index)))
-		return -EFAULT;
-
-	return user_events_write_index(kiocb->ki_filp, index, iter, total);
-}
-
-/*
- * write() is the hot path of a program emitting events: read the index
- * with a single get_user() (vfs_write() has checked the whole buffer with
- * access_ok()) and iterate over the rest of the one buffer, without the
- * kiocb and iovec set-up that going through write_iter costs.
- */
-static ssize_t user_events_write(struct file *file, const char __user *ubuf,
-				 size_t count, loff_t *ppos)
-{
-	struct iov_iter iter;
-	u32 index;
-
-	if (unlikely(count < sizeof(index)))
-		return -EINVAL;
-	if (unlikely(get_user(index, (const u32 __user *)ubuf)))
-		return -EFAULT;
-
-	iov_iter_ubuf(&iter, ITER_SOURCE, (char __user *)ubuf + sizeof(index),
-		      count - sizeof(index));
-	return user_events_write_index(file, index, &iter, count);
-}
-
 /* Marks a line cut short to fit in one trace_seq */
 #define USER_EVENT_CUT		"..."
 /* Widest number printed: a sign and 20 digits */
@@ -2821,6 +2741,86 @@ static long user_events_ioctl(struct file *file, unsigned int cmd,
 	if (cmd == DIAG_IOCSUNREG)
 		return user_events_ioctl_unreg(uarg);
 	return user_events_ioctl_del(uarg);
+}
+
+/*
+ * Write the payload in @iter to the event behind write @index of @file.
+ * @total, index included, is what a successful write returns.
+ */
+static ssize_t user_events_write_index(struct file *file, u32 index,
+				       struct iov_iter *iter, size_t total)
+{
+	struct user_event_file_info *info = file->private_data;
+	struct user_event_refs *refs;
+	struct user_event *user = NULL;
+	size_t payload;
+	int ret;
+
+	/*
+	 * The table may be replaced by a concurrent registration on this
+	 * file, but the event in a slot stays referenced until the file is
+	 * released, which cannot happen during a write.
+	 */
+	rcu_read_lock_sched();
+	refs = rcu_dereference_sched(info->refs);
+	/* Pairs with the release in user_events_ref_publish(): slot is set */
+	if (likely(refs && index < (u32)smp_load_acquire(&refs->count)))
+		user = refs->events[index];
+	rcu_read_unlock_sched();
+
+	if (unlikely(!user))
+		return -ENOENT;
+
+	payload = iov_iter_count(iter);
+	if (unlikely(payload < user->min_size))
+		return -EINVAL;
+	if (unlikely(payload > USER_EVENT_PAYLOAD_MAX))
+		return -E2BIG;
+
+	if (likely(user_event_attached(user))) {
+		ret = user_event_emit(user, iter);
+		if (ret)
+			return ret;
+	}
+	return total;
+}
+
+/* writev() and other vectored writes: the index may be split over iovecs */
+static ssize_t user_events_write_iter(struct kiocb *kiocb,
+				      struct iov_iter *iter)
+{
+	size_t total = iov_iter_count(iter);
+	u32 index;
+
+	if (unlikely(total < sizeof(index)))
+		return -EINVAL;
+	if (unlikely(copy_from_iter(&index, sizeof(index), iter) !=
+		     sizeof(index)))
+		return -EFAULT;
+
+	return user_events_write_index(kiocb->ki_filp, index, iter, total);
+}
+
+/*
+ * write() is the hot path of a program emitting events: read the index
+ * with a single get_user() (vfs_write() has checked the whole buffer with
+ * access_ok()) and iterate over the rest of the one buffer, without the
+ * kiocb and iovec set-up that going through write_iter costs.
+ */
+static ssize_t user_events_write(struct file *file, const char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	struct iov_iter iter;
+	u32 index;
+
+	if (unlikely(count < sizeof(index)))
+		return -EINVAL;
+	if (unlikely(get_user(index, (const u32 __user *)ubuf)))
+		return -EFAULT;
+
+	iov_iter_ubuf(&iter, ITER_SOURCE, (char __user *)ubuf + sizeof(index),
+		      count - sizeof(index));
+	return user_events_write_index(file, index, &iter, count);
 }
 
 static int user_events_open(struct inode *inode, struct file *file)
