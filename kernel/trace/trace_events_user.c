@@ -87,6 +87,19 @@
  */
 #define USER_EVENT_RECORD_MAX	(SZ_4K - 40)
 #define USER_EVENT_PAYLOAD_MAX	(USER_EVENT_RECORD_MAX - sizeof(struct trace_entry))
+/*
+ * A __data_loc or __rel_loc field holds a u32 location word, DYN_LOC() of
+ * the UAPI: the data's size in the upper 16 bits, its offset in the lower.
+ */
+#define USER_EVENT_LOC_OFFSET(loc)	((loc) & 0xffff)
+#define USER_EVENT_LOC_SIZE(loc)	((loc) >> 16)
+/* Times one write faults a user page in before it gives up with EFAULT */
+#define USER_EVENT_FAULT_IN_MAX	3
+/* Write indexes of a file's first table; a full one is doubled */
+#define USER_EVENT_REFS_MIN	8
+/* Hash table sizes, in bits: events by name, address spaces by mm */
+#define USER_EVENT_NAMES_BITS	9
+#define USER_EVENT_MMS_BITS	8
 
 /* struct user_field.flags */
 #define UF_SIGNED	BIT(0)	/* signed integer */
@@ -249,7 +262,7 @@ typedef void (*user_event_probe_t)(void *data, struct user_event *user,
 				   struct user_event_write *result);
 
 /* Events by the name before any ".ID"; protected by event_mutex */
-static DEFINE_HASHTABLE(user_event_names, 9);
+static DEFINE_HASHTABLE(user_event_names, USER_EVENT_NAMES_BITS);
 /* Events by status index; protected by event_mutex */
 static struct user_event *user_event_by_index[USER_EVENTS_MAX_STATUS];
 static u8 *user_event_status_page;
@@ -269,7 +282,7 @@ DEFINE_STATIC_KEY_FALSE(user_events_mm_used);
 /* Protects every enabler and user_event_mm, and their lists */
 static DEFINE_MUTEX(user_enabler_lock);
 /* The user_event_mm of each address space with enablers, by mm */
-static DEFINE_HASHTABLE(user_event_mms, 8);
+static DEFINE_HASHTABLE(user_event_mms, USER_EVENT_MMS_BITS);
 /* Enablers whose page must be faulted in before their bit can be set */
 static LIST_HEAD(user_enabler_faults);
 static void user_enabler_fault_in(struct work_struct *work);
@@ -374,7 +387,8 @@ struct user_event_parser {
 
 static void user_event_log(const char *cmd, int err, int pos)
 {
-	tracing_log_err(NULL, "user_events", cmd, user_event_err_text, err, pos);
+	tracing_log_err(NULL, USER_EVENTS_SYSTEM, cmd, user_event_err_text, err,
+			pos);
 }
 
 /* Log @err at the token @at of the parsed text and return @ret */
@@ -1395,8 +1409,8 @@ static void user_field_span(const struct user_field *field, const u8 *rec,
 	}
 
 	loc = get_unaligned((const u32 *)(rec + field->offset));
-	*start = loc & 0xffff;
-	*len = loc >> 16;
+	*start = USER_EVENT_LOC_OFFSET(loc);
+	*len = USER_EVENT_LOC_SIZE(loc);
 	/* __rel_loc counts from the end of the location word */
 	if (field->flags & UF_REL_LOC)
 		*start += field->offset + sizeof(u32);
@@ -1565,7 +1579,7 @@ static int user_event_emit(struct user_event *user, struct iov_iter *iter)
 		/* A retry after a partial success would record duplicates */
 		if (likely(!result.faulted) || result.recorded)
 			return 0;
-		if (tries == 3 ||
+		if (tries == USER_EVENT_FAULT_IN_MAX ||
 		    fault_in_iov_iter_readable(iter, iov_iter_count(iter)))
 			return -EFAULT;
 	}
@@ -1575,6 +1589,8 @@ static int user_event_emit(struct user_event *user, struct iov_iter *iter)
 #define USER_EVENT_CUT		"..."
 /* Widest number printed: a sign and 20 digits */
 #define USER_EVENT_NUM_WIDTH	21
+/* Printed instead of a value whose location lies outside the record */
+#define USER_EVENT_INVALID	"<invalid>"
 
 static u64 user_field_number(const struct user_field *field, const u8 *data)
 {
@@ -1594,11 +1610,8 @@ static u64 user_field_number(const struct user_field *field, const u8 *data)
 		val = get_unaligned((const u64 *)data);
 		break;
 	}
-	if (field->flags & UF_SIGNED) {
-		int shift = 64 - 8 * field->size;
-
-		val = (s64)(val << shift) >> shift;
-	}
+	if (field->flags & UF_SIGNED)
+		val = sign_extend64(val, field->size * BITS_PER_BYTE - 1);
 	return val;
 }
 
@@ -1637,8 +1650,8 @@ static int user_event_print_field(struct trace_seq *s,
 
 	user_field_span(field, rec, &start, &len);
 	if (start + len > size) {
-		trace_seq_puts(s, "<invalid>");
-		return sizeof("<invalid>") - 1;
+		trace_seq_puts(s, USER_EVENT_INVALID);
+		return sizeof(USER_EVENT_INVALID) - 1;
 	}
 	data = rec + start;
 
@@ -2239,6 +2252,9 @@ static int user_event_dyn_free(struct dyn_event *ev)
 	return user_event_destroy(to_user_event(ev));
 }
 
+/* Command name under which user_event_dyn_match() parses fields */
+#define USER_EVENT_MATCH_NAME	"x"
+
 /* "!u:name" matches by name; "!u:name fields" also needs equal fields */
 static bool user_event_dyn_match(const char *system, const char *event,
 				 int argc, const char **argv,
@@ -2259,14 +2275,15 @@ static bool user_event_dyn_match(const char *system, const char *event,
 	/*
 	 * Parse the split arguments as the fields of a command, behind a
 	 * name that stands for the event's ("NAME.ID" is no command name).
+	 * Each argument takes a blank before it, the name its NUL.
 	 */
-	len = 2;
+	len = sizeof(USER_EVENT_MATCH_NAME);
 	for (i = 0; i < argc; i++)
 		len += strlen(argv[i]) + 1;
 	text = kmalloc(len, GFP_KERNEL_ACCOUNT);
 	if (!text)
 		return false;
-	len = sprintf(text, "x");
+	len = sprintf(text, "%s", USER_EVENT_MATCH_NAME);
 	for (i = 0; i < argc; i++)
 		len += sprintf(text + len, " %s", argv[i]);
 
@@ -2335,7 +2352,7 @@ static int user_events_ref_reserve(struct user_event_file_info *info)
 	if (count < capacity)
 		return count;
 
-	capacity = capacity ? capacity * 2 : 8;
+	capacity = capacity ? capacity * 2 : USER_EVENT_REFS_MIN;
 	grown = kzalloc(struct_size(grown, events, capacity),
 			GFP_KERNEL_ACCOUNT);
 	if (!grown)
@@ -2476,10 +2493,10 @@ static int user_reg_check(const struct user_reg_enable_bit *reg)
 		return -EINVAL;
 
 	switch (reg->enable_size) {
-	case 4:
+	case sizeof(u32):
 		break;
 #if BITS_PER_LONG == 64
-	case 8:
+	case sizeof(u64):
 		break;
 #endif
 	default:
@@ -2500,7 +2517,7 @@ static int user_enabler_first_write(struct user_event_enabler *e)
 	void __user *uaddr = (void __user *)e->addr;
 	int ret, tries;
 
-	for (tries = 0; tries < 3; tries++) {
+	for (tries = 0; tries < USER_EVENT_FAULT_IN_MAX; tries++) {
 		mutex_lock(&user_enabler_lock);
 		/* Another thread may have unregistered it already */
 		ret = e->dead ? 0 : user_bit_write(e->umm->mm, e->addr, e->size,
@@ -2670,7 +2687,7 @@ static long user_events_ioctl_unreg(unsigned long uarg)
 	 * Clear the bit, unless another thread registered it again in the
 	 * meantime.  The task's address space, and so @umm, is alive.
 	 */
-	for (tries = 0; tries < 3; tries++) {
+	for (tries = 0; tries < USER_EVENT_FAULT_IN_MAX; tries++) {
 		mutex_lock(&user_enabler_lock);
 		ret = user_enabler_find(umm, unreg.disable_addr,
 					unreg.disable_bit) ? 0 :
