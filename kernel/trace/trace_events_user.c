@@ -374,15 +374,15 @@ struct user_event_def {
  * @cmd: the whole command as the user gave it, for error_log
  * @base: offset of the parsed text within @cmd
  * @text: writable copy of the parsed text
- * @log: report errors in error_log (not when only matching a definition)
- * @relaxed: a struct field may omit its size (matches any size)
+ * @match_only: the text describes an event to compare with, as after
+ *	"!u:": errors are not logged, and a struct field may omit its size,
+ *	which then matches any size
  */
 struct user_event_parser {
 	const char *cmd;
 	int base;
 	char *text;
-	bool log;
-	bool relaxed;
+	bool match_only;
 };
 
 static void user_event_log(const char *cmd, int err, int pos)
@@ -395,7 +395,7 @@ static void user_event_log(const char *cmd, int err, int pos)
 static int user_event_parse_error(struct user_event_parser *p, int err,
 				  const char *at, int ret)
 {
-	if (p->log)
+	if (!p->match_only)
 		user_event_log(p->cmd, err, p->base + (at - p->text));
 	return ret;
 }
@@ -485,8 +485,11 @@ static const struct user_scalar_type *user_scalar_type(const char *name)
 	return NULL;
 }
 
-/* Parse a positive size written in decimal or 0x hex, at most @max */
-static int user_event_parse_size(const char *s, u32 max, u32 *size)
+/*
+ * Parse a positive size written in decimal or 0x hex, of an array or a
+ * struct: at most USER_EVENT_ARRAY_MAX.
+ */
+static int user_event_parse_size(const char *s, u32 *size)
 {
 	unsigned int val;
 	int ret;
@@ -498,7 +501,7 @@ static int user_event_parse_size(const char *s, u32 max, u32 *size)
 		ret = kstrtouint(s, 10, &val);
 	else
 		ret = -EINVAL;
-	if (ret || !val || val > max)
+	if (ret || !val || val > USER_EVENT_ARRAY_MAX)
 		return -EINVAL;
 	*size = val;
 	return 0;
@@ -612,7 +615,7 @@ static char *user_event_parse_type(struct user_event_parser *p, char **sp,
 					USER_EVENT_ERR_ARRAY_LITERAL, start,
 					-EINVAL));
 		if (!bracket ||
-		    user_event_parse_size(bracket, USER_EVENT_ARRAY_MAX, &len))
+		    user_event_parse_size(bracket, &len))
 			return ERR_PTR(user_event_parse_error(p,
 					USER_EVENT_ERR_BAD_ARRAY, start, -EINVAL));
 		field->type = kasprintf(GFP_KERNEL_ACCOUNT, "%s[%u]",
@@ -686,11 +689,10 @@ static int user_event_parse_field(struct user_event_parser *p, char *s,
 
 	tok = user_event_next_token(&s);
 	if (field->flags & UF_STRUCT) {
-		if (!tok && !p->relaxed)
+		if (!tok && !p->match_only)
 			return user_event_parse_error(p,
 					USER_EVENT_ERR_NO_STRUCT_SIZE, s, -EINVAL);
-		if (tok && user_event_parse_size(tok, USER_EVENT_ARRAY_MAX,
-						 &field->size))
+		if (tok && user_event_parse_size(tok, &field->size))
 			return user_event_parse_error(p,
 					USER_EVENT_ERR_BAD_STRUCT_SIZE, tok, -EINVAL);
 		tok = user_event_next_token(&s);
@@ -784,19 +786,18 @@ fail:
 }
 
 /*
- * Parse @text, which sits at @base in the command @cmd the user gave.
- * @text itself is not modified.
+ * Parse the text at @base of the command @cmd the user gave, which is not
+ * modified; see struct user_event_parser for @match_only.
  */
-static int user_event_parse_text(const char *cmd, int base, const char *text,
-				 bool log, bool relaxed,
+static int user_event_parse_text(const char *cmd, int base, bool match_only,
 				 struct user_event_def *def)
 {
 	struct user_event_parser p = {
-		.cmd = cmd, .base = base, .log = log, .relaxed = relaxed,
+		.cmd = cmd, .base = base, .match_only = match_only,
 	};
 	int ret;
 
-	p.text = kstrdup(text, GFP_KERNEL_ACCOUNT);
+	p.text = kstrdup(cmd + base, GFP_KERNEL_ACCOUNT);
 	if (!p.text)
 		return -ENOMEM;
 	ret = user_event_parse(&p, def);
@@ -804,12 +805,13 @@ static int user_event_parse_text(const char *cmd, int base, const char *text,
 	return ret;
 }
 
+/* Does the field @a match @b?  A struct without size in @b matches any. */
 static bool user_field_match(const struct user_field *a,
-			     const struct user_field *b, bool any_struct_size)
+			     const struct user_field *b)
 {
 	if (strcmp(a->type, b->type) || strcmp(a->name, b->name))
 		return false;
-	if (any_struct_size && (b->flags & UF_STRUCT) && !b->size)
+	if ((b->flags & UF_STRUCT) && !b->size)
 		return true;
 	return a->size == b->size;
 }
@@ -823,16 +825,19 @@ static bool user_event_fields_match(const struct user_event *user,
 	if (user->nr_fields != def->nr_fields)
 		return false;
 	for (i = 0; i < def->nr_fields; i++) {
-		if (!user_field_match(&user->fields[i], &def->fields[i], true))
+		if (!user_field_match(&user->fields[i], &def->fields[i]))
 			return false;
 	}
 	return true;
 }
 
-/* Events of one name, plain or multi-format, share a hash bucket */
-static u32 user_event_key(const char *name, size_t len)
+/*
+ * Events of one name, plain or multi-format, share a hash bucket: the key
+ * is the name before any ".ID".
+ */
+static u32 user_event_key(const char *name)
 {
-	return jhash(name, len, 0);
+	return jhash(name, strcspn(name, "."), 0);
 }
 
 /**
@@ -845,7 +850,7 @@ static u32 user_event_key(const char *name, size_t len)
 static struct user_event *user_event_find(const char *name)
 {
 	struct user_event *user;
-	u32 key = user_event_key(name, strcspn(name, "."));
+	u32 key = user_event_key(name);
 
 	lockdep_assert_held(&event_mutex);
 
@@ -865,7 +870,7 @@ static struct user_event *user_event_find_format(const struct user_event_def *de
 	lockdep_assert_held(&event_mutex);
 
 	hash_for_each_possible(user_event_names, user, node,
-			       user_event_key(def->name, len)) {
+			       user_event_key(def->name)) {
 		if (user->multi_format && !strncmp(user->name, def->name, len) &&
 		    user->name[len] == '.' && user_event_fields_match(user, def))
 			return user;
@@ -1971,7 +1976,7 @@ static int user_event_create(struct user_event_def *def, bool multi_format,
 	dyn_event_init(&user->devent, &user_event_dops);
 	dyn_event_add(&user->devent, call);
 	hash_add(user_event_names, &user->node,
-		 user_event_key(user->name, strcspn(user->name, ".")));
+		 user_event_key(user->name));
 	user_event_count++;
 
 	*out = user;
@@ -2147,7 +2152,7 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 	lockdep_assert_held(&event_mutex);
 
 	*created = false;
-	ret = user_event_parse_text(cmd, base, cmd + base, true, false, &def);
+	ret = user_event_parse_text(cmd, base, false, &def);
 	if (ret)
 		return ret;
 
@@ -2287,7 +2292,7 @@ static bool user_event_dyn_match(const char *system, const char *event,
 	for (i = 0; i < argc; i++)
 		len += sprintf(text + len, " %s", argv[i]);
 
-	match = !user_event_parse_text(text, 0, text, false, true, &def);
+	match = !user_event_parse_text(text, 0, true, &def);
 	kfree(text);
 	if (!match)
 		return false;
