@@ -148,7 +148,6 @@ struct user_field {
  * @gc_link: entry in user_event_gc_list, while its deletion is considered
  * @name: event name: "NAME", or "NAME.ID" for a multi-format event
  * @fields: fields in record order
- * @ftrace_fields: @fields described for the event's format file
  * @nr_fields: number of @fields
  * @nr_checked: number of @fields every write is checked against
  * @min_size: payload bytes needed to cover every field
@@ -167,7 +166,6 @@ struct user_event {
 	struct list_head gc_link;
 	char *name;
 	struct user_field *fields;
-	struct trace_event_fields *ftrace_fields;
 	int nr_fields;
 	int nr_checked;
 	u32 min_size;
@@ -1816,36 +1814,54 @@ static int user_event_set_print_fmt(struct user_event *user)
 	return 0;
 }
 
-/* Describe the fields for the format file and the filter machinery */
-static int user_event_set_ftrace_fields(struct user_event *user)
+/**
+ * user_event_define_fields - describe an event's fields to the tracing core
+ * @call: the event
+ *
+ * The class's .define_fields callback: the core calls it when it adds the
+ * event, for the format file, filters, triggers and histograms.  A char
+ * array keeps its "char[N]" type, which makes it a string to the core
+ * (see filter_assign_type()).
+ *
+ * Return: 0 or -ENOMEM.
+ */
+static int user_event_define_fields(struct trace_event_call *call)
 {
-	int i;
-
-	user->ftrace_fields = kcalloc(user->nr_fields + 1,
-				      sizeof(*user->ftrace_fields),
-				      GFP_KERNEL_ACCOUNT);
-	if (!user->ftrace_fields)
-		return -ENOMEM;
+	struct user_event *user = call->data;
+	struct ftrace_event_field *desc;
+	int i, ret;
 
 	for (i = 0; i < user->nr_fields; i++) {
 		const struct user_field *field = &user->fields[i];
-		const struct trace_event_fields desc = {
-			.type = field->type,
-			.name = field->name,
-			.size = field->size,
-			.align = 1,
-			.is_signed = !!(field->flags & UF_SIGNED),
-			.filter_type = FILTER_OTHER,
-			.len = field->len,
-		};
 
-		/* the members are const: the array is filled by copy */
-		memcpy(&user->ftrace_fields[i], &desc, sizeof(desc));
-		if (field->flags & UF_CHECKED)
-			user->nr_checked++;
+		ret = trace_define_field(call, field->type, field->name,
+					 field->offset, field->size,
+					 !!(field->flags & UF_SIGNED),
+					 FILTER_OTHER);
+		if (ret)
+			return ret;
+		if (!field->len)
+			continue;
+		/*
+		 * The element count of an array is only used by the format
+		 * file: "char x[N]" with it, "char x[]", which parsers take
+		 * for an array of unknown length, without.  6.1 has no
+		 * exported way to pass it (trace_define_field_ext() is local
+		 * to trace_events.c), so set it on the field just defined.
+		 */
+		desc = trace_find_event_field(call, field->name);
+		if (desc)
+			desc->len = field->len;
 	}
 	return 0;
 }
+
+/* The fields of every user event are defined from its call->data */
+static struct trace_event_fields user_event_fields_array[] = {
+	{ .type = TRACE_FUNCTION_TYPE,
+	  .define_fields = user_event_define_fields },
+	{}
+};
 
 static void user_event_free(struct user_event *user)
 {
@@ -1854,7 +1870,6 @@ static void user_event_free(struct user_event *user)
 	for (i = 0; i < user->nr_fields; i++)
 		user_field_free_strings(&user->fields[i]);
 	kfree(user->fields);
-	kfree(user->ftrace_fields);
 	kfree(user->call.print_fmt);
 	kfree(user->name);
 	kfree(user);
@@ -1913,7 +1928,7 @@ static int user_event_create(struct user_event_def *def, bool multi_format,
 {
 	struct trace_event_call *call;
 	struct user_event *user;
-	int ret;
+	int i, ret;
 
 	lockdep_assert_held(&event_mutex);
 
@@ -1935,9 +1950,12 @@ static int user_event_create(struct user_event_def *def, bool multi_format,
 		goto free;
 	}
 
-	ret = user_event_set_ftrace_fields(user);
-	if (!ret)
-		ret = user_event_set_print_fmt(user);
+	for (i = 0; i < user->nr_fields; i++) {
+		if (user->fields[i].flags & UF_CHECKED)
+			user->nr_checked++;
+	}
+
+	ret = user_event_set_print_fmt(user);
 	if (ret)
 		goto free;
 
@@ -1946,7 +1964,7 @@ static int user_event_create(struct user_event_def *def, bool multi_format,
 	INIT_LIST_HEAD(&user->class.fields);
 	user->class.system = multi_format ? USER_EVENTS_MULTI_SYSTEM :
 					    USER_EVENTS_SYSTEM;
-	user->class.fields_array = user->ftrace_fields;
+	user->class.fields_array = user_event_fields_array;
 	user->class.reg = user_event_reg;
 	user->class.probe = user_event_ftrace;
 #ifdef CONFIG_PERF_EVENTS
