@@ -303,6 +303,12 @@ static struct dyn_event_operations user_event_dops = {
 };
 
 /*
+ * Parsing.  A command, "name[:flags] [field[;field...]]" from an ioctl or
+ * from dynamic_events, becomes a struct user_event_def: the fields with
+ * their offsets in the record and what a write must be checked against.
+ */
+
+/*
  * Parse errors, reported in tracefs' error_log with the position of the
  * token they are about.
  */
@@ -505,10 +511,20 @@ static int user_event_parse_size(const char *s, u32 *size)
 	return 0;
 }
 
-/*
- * Parse the type of a field: the tokens before the name.  Fills @field's
- * type, size, len and flags.  Returns the token after the type or an
- * ERR_PTR after logging.
+/**
+ * user_event_parse_type - parse the type of a field
+ * @p: parser state
+ * @sp: the rest of the field's text, after @tok
+ * @tok: the first token of the field
+ * @field: gets its type text, size, len and flags
+ *
+ * The type is every token before the field's name: "u32", "unsigned int",
+ * "char[20]", "__data_loc char[]", "struct foo"...  The type text is
+ * normalized ("char[0x14]" becomes "char[20]") as the core classifies
+ * fields by it.
+ *
+ * Return: the token after the type (the field's name, or NULL if there is
+ * none), or an ERR_PTR() after logging what is wrong.
  */
 static char *user_event_parse_type(struct user_event_parser *p, char **sp,
 				   char *tok, struct user_field *field)
@@ -649,7 +665,14 @@ static bool user_event_reserved_name(const char *name)
 	return false;
 }
 
-/* Parse one field of @def from the NUL-terminated text at @s */
+/**
+ * user_event_parse_field - parse one field and add it to a definition
+ * @p: parser state
+ * @s: the field's NUL-terminated text, "type name" or "struct T name SIZE"
+ * @def: gets the field, at the offset that follows its previous fields
+ *
+ * Return: 0, or -EINVAL after logging, or -ENOMEM.
+ */
 static int user_event_parse_field(struct user_event_parser *p, char *s,
 				  struct user_event_def *def)
 {
@@ -803,6 +826,8 @@ static int user_event_parse_text(const char *cmd, int base, bool match_only,
 	return ret;
 }
 
+/* Looking events up: by name, and for multi-format events by fields */
+
 /* Does the field @a match @b?  A struct without size in @b matches any. */
 static bool user_field_match(const struct user_field *a,
 			     const struct user_field *b)
@@ -889,7 +914,15 @@ static bool user_event_attached(struct user_event *user)
  * anything is attached: everything about those bytes is here.
  */
 
-/* Compute the status byte from the probes attached to the tracepoint */
+/**
+ * user_event_update_status - recompute an event's status byte
+ * @user: the event
+ *
+ * The byte is made from the probes attached to the event's tracepoint:
+ * ftrace's, perf's, or anything else's.  It is called after each change of
+ * the probes, so the byte is up to date when the tracer's registration
+ * returns.
+ */
 static void user_event_update_status(struct user_event *user)
 {
 	struct tracepoint_func *probe;
@@ -915,10 +948,16 @@ static void user_event_update_status(struct user_event *user)
 	WRITE_ONCE(user_event_status_page[user->status_index], status);
 }
 
-/*
- * Give @user a byte in the status page: events registered with the status
- * page layout or created in dynamic_events have one, the others only
- * once a status page program registers them.
+/**
+ * user_event_set_status_index - give an event a byte in the status page
+ * @user: the event
+ *
+ * Events registered with the status page layout or created in
+ * dynamic_events have one, the others only once a status page program
+ * registers them.  Byte 0 is never handed out: programs take index 0 for
+ * "no event".
+ *
+ * Return: 0, or -ENOMEM if all bytes are taken.
  */
 static int user_event_set_status_index(struct user_event *user)
 {
@@ -967,6 +1006,7 @@ static int user_status_mmap(struct file *file, struct vm_area_struct *vma)
 			       size, vma->vm_page_prot);
 }
 
+/* read() of user_events_status: "INDEX:NAME # Used by ..." and counters */
 static int user_status_show(struct seq_file *m, void *unused)
 {
 	struct user_event *user;
@@ -1112,9 +1152,12 @@ static void user_enabler_put(struct user_event_enabler *e)
 		kfree(e);
 }
 
-/*
- * Bring @e's bit in line with its event's state, or have the worker fault
- * its page in and try again.
+/**
+ * user_enabler_sync - bring an enable bit in line with its event's state
+ * @e: the enabler
+ *
+ * A bit whose page is not present is queued for user_enabler_fault_in(),
+ * which faults the page in without user_enabler_lock and tries again.
  */
 static void user_enabler_sync(struct user_event_enabler *e)
 {
@@ -1141,11 +1184,14 @@ static void user_event_update_enablers(struct user_event *user)
 	mutex_unlock(&user_enabler_lock);
 }
 
-/*
- * Fault in the pages of the enable bits that could not be written, without
- * holding a lock that the page's owner could make us wait for, then write
- * the bits.  A page that cannot be faulted in for writing (unmapped, made
- * read-only) keeps its value until the event's state changes again.
+/**
+ * user_enabler_fault_in - write the enable bits whose page was not present
+ * @work: user_enabler_fault_work
+ *
+ * Faults each page in without holding a lock that the page's owner could
+ * make us wait for (userfaultfd), then writes the bit.  A page that cannot
+ * be faulted in for writing (unmapped, made read-only) keeps its value
+ * until the event's state changes again.
  */
 static void user_enabler_fault_in(struct work_struct *work)
 {
@@ -1347,9 +1393,16 @@ void __user_events_exit_mm(struct mm_struct *mm)
 	}
 }
 
-/*
- * Attach or detach ftrace and perf.  Each attached tracer holds a
- * reference, so the event cannot be deleted under it.
+/**
+ * user_event_reg - the class's .reg callback: attach or detach a tracer
+ * @call: the event
+ * @type: what to do
+ * @data: the trace_event_file of ftrace
+ *
+ * Each attached tracer holds a reference, so the event cannot be deleted
+ * under it.  The status byte and the enable bits follow every change.
+ *
+ * Return: 0, or the error of tracepoint_probe_register().
  */
 static int user_event_reg(struct trace_event_call *call, enum trace_reg type,
 			  void *data)
@@ -1396,9 +1449,21 @@ static int user_event_reg(struct trace_event_call *call, enum trace_reg type,
 }
 
 /*
- * Where the value of @field lies in the record @rec: for __data_loc and
- * __rel_loc fields, decoded from the field's location word (length in the
- * upper 16 bits, offset in the lower 16), for the others the field itself.
+ * Recording.  A write hands its payload to the probes of the event's
+ * tracepoint, one per attached tracer (ftrace, perf): each copies it into
+ * its own buffer, checks it there and commits it.
+ */
+
+/**
+ * user_field_span - where the value of a field lies in a record
+ * @field: the field
+ * @rec: the record, common fields included
+ * @start: gets the value's offset in @rec
+ * @len: gets its length
+ *
+ * The only decoder of location words: for __data_loc and __rel_loc fields
+ * the span is read from the field's word, unchecked (see
+ * user_event_payload_valid()); for the others it is the field itself.
  */
 static void user_field_span(const struct user_field *field, const u8 *rec,
 			    u32 *start, u32 *len)
@@ -1458,11 +1523,19 @@ static bool user_event_payload_valid(const struct user_event *user,
 	return true;
 }
 
-/*
- * Copy the payload from user space behind the common fields of @rec and
- * validate it.  Runs with preemption disabled, so it must not fault: a
- * page that went away since the write path faulted it in makes the copy
- * fail and the write retry.
+/**
+ * user_event_fill - copy the payload into a record and check it
+ * @user: the event
+ * @rec: the record a probe reserved; the payload goes behind its common
+ *	fields
+ * @iter: the payload, in user space
+ * @result: gets why the record must not be committed
+ *
+ * Runs with preemption disabled, so it must not fault: a page that went
+ * away since the write path faulted it in makes the copy fail and the
+ * write retry.
+ *
+ * Return: true if the record can be committed.
  */
 static bool user_event_fill(struct user_event *user, void *rec,
 			    struct iov_iter *iter,
@@ -1553,11 +1626,18 @@ static void user_event_perf(void *data, struct user_event *user,
 }
 #endif
 
-/*
- * Hand the payload in @iter to every consumer attached to @user.  Each
- * copies it straight from user space into its own buffer, with page faults
- * disabled.  If a page of the payload was not present and nobody recorded
- * the event, fault the payload in, where sleeping is allowed, and retry.
+/**
+ * user_event_emit - hand a payload to every tracer attached to an event
+ * @user: the event
+ * @iter: the payload, in user space
+ *
+ * Each tracer's probe copies the payload straight from user space into its
+ * own buffer, with page faults disabled.  If a page of the payload was not
+ * present and nobody recorded the event, the payload is faulted in, where
+ * sleeping is allowed, and written again.
+ *
+ * Return: 0, or -EFAULT for a payload that could not be read or that
+ * user_event_payload_valid() refused.
  */
 static int user_event_emit(struct user_event *user, struct iov_iter *iter)
 {
@@ -1587,6 +1667,11 @@ static int user_event_emit(struct user_event *user, struct iov_iter *iter)
 			return -EFAULT;
 	}
 }
+
+/*
+ * Output: the trace output of a record, and what the format file shows,
+ * the fields and the print fmt.
+ */
 
 /* Marks a line cut short to fit in one trace_seq */
 #define USER_EVENT_CUT		"..."
@@ -1687,6 +1772,17 @@ static int user_event_line_len(struct trace_seq *s)
 	return used - start;
 }
 
+/**
+ * user_event_print - the trace output of a record
+ * @iter: the iterator, at the record
+ * @flags: unused
+ * @event: the event's struct trace_event
+ *
+ * "NAME: a=1 b=text", cut with USER_EVENT_CUT when it would not fit in
+ * the trace_seq.
+ *
+ * Return: the state of the trace_seq, see trace_handle_return().
+ */
 static enum print_line_t user_event_print(struct trace_iterator *iter,
 					  int flags, struct trace_event *event)
 {
@@ -1799,6 +1895,7 @@ static void user_event_print_fmt(struct user_event *user,
 	}
 }
 
+/* The print fmt of the format file, made once from the fields */
 static int user_event_set_print_fmt(struct user_event *user)
 {
 	struct user_fmt_buf f = {};
@@ -1863,6 +1960,10 @@ static struct trace_event_fields user_event_fields_array[] = {
 	{}
 };
 
+/*
+ * Creating and deleting events, and the references that keep them.
+ */
+
 static void user_event_free(struct user_event *user)
 {
 	int i;
@@ -1875,11 +1976,16 @@ static void user_event_free(struct user_event *user)
 	kfree(user);
 }
 
-/*
- * Add the event's call to ftrace, which creates its directory in the
- * events directory of every trace instance.  A program the admin let open
- * user_events_data may lack the right to search those directories, owned
- * by root: create them with root's file system ids, and only those.
+/**
+ * user_event_add_call - add an event to ftrace
+ * @call: the event
+ *
+ * Ftrace creates the event's directory in the events directory of every
+ * trace instance.  A program the admin let open user_events_data may lack
+ * the right to search those directories, owned by root: they are created
+ * with root's file system ids, and only those.
+ *
+ * Return: 0 or the error of trace_add_event_call().
  */
 static int user_event_add_call(struct trace_event_call *call)
 {
@@ -2221,6 +2327,8 @@ out:
 	return ret;
 }
 
+/* The dynamic_events operations: "u:" creates, "!u:" deletes */
+
 /* dynamic_events: "u:name fields" creates an event no file references */
 static int user_event_dyn_create(const char *raw_command)
 {
@@ -2318,6 +2426,11 @@ static bool user_event_dyn_match(const char *system, const char *event,
 	user_event_def_free(&def);
 	return match;
 }
+
+/*
+ * The user_events_data file: each open file has its own write indexes.
+ * ioctl() registers and deletes events, write() emits them.
+ */
 
 /* Read a command from user space: at most USER_EVENT_CMD_MAX bytes */
 static char *user_events_read_cmd(const char __user *ucmd)
@@ -2419,11 +2532,19 @@ struct user_reg_state {
 	bool created;
 };
 
-/*
- * First step of a registration, under the file's reg_lock: find or create
- * the event, and find its write index on the file or reserve a new one.
- * Nothing is handed out until user_reg_commit(); user_reg_abort() undoes
- * it all.
+/**
+ * user_reg_begin - first step of a registration on a file
+ * @info: the file, whose reg_lock the caller holds
+ * @cmd: the command
+ * @flags: see user_event_register()
+ * @st: gets what was taken
+ *
+ * Finds or creates the event, and finds its write index on the file or
+ * reserves a new one.  Nothing is handed out until user_reg_commit();
+ * user_reg_abort() undoes it all.  Two steps, as the caller stores its
+ * answers in user memory, which may fault, out of event_mutex.
+ *
+ * Return: 0, or the error of user_event_register() or -ENOMEM.
  */
 static int user_reg_begin(struct user_event_file_info *info, const char *cmd,
 			  u32 flags, struct user_reg_state *st)
@@ -2470,7 +2591,16 @@ static void user_reg_abort(struct user_reg_state *st)
 	mutex_unlock(&event_mutex);
 }
 
-/* DIAG_IOCSREG with the status page layout: the first ABI */
+/**
+ * user_events_reg_status - DIAG_IOCSREG with the status page layout
+ * @info: the file
+ * @ureg: the caller's struct user_reg, of the first ABI
+ *
+ * Registers the event, gives it a status byte, and stores the byte's
+ * index and the write index in @ureg.
+ *
+ * Return: 0 or a negative errno; nothing changed on failure.
+ */
 static long user_events_reg_status(struct user_event_file_info *info,
 				   struct user_reg __user *ureg)
 {
@@ -2783,9 +2913,16 @@ static long user_events_ioctl(struct file *file, unsigned int cmd,
 	return user_events_ioctl_del(uarg);
 }
 
-/*
- * Write the payload in @iter to the event behind write @index of @file.
- * @total, index included, is what a successful write returns.
+/**
+ * user_events_write_index - write a payload to the event of a write index
+ * @file: the user_events_data file
+ * @index: the write index, read from the start of the write
+ * @iter: the payload, what follows the index
+ * @total: the size of the whole write, index included
+ *
+ * Return: @total, -ENOENT for an unknown index, -EINVAL for a payload
+ * shorter than the event's fields, -E2BIG for one larger than a record
+ * can hold, or the error of user_event_emit().
  */
 static ssize_t user_events_write_index(struct file *file, u32 index,
 				       struct iov_iter *iter, size_t total)
