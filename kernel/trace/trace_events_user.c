@@ -87,6 +87,19 @@
  */
 #define USER_EVENT_RECORD_MAX	(SZ_4K - 40)
 #define USER_EVENT_PAYLOAD_MAX	(USER_EVENT_RECORD_MAX - sizeof(struct trace_entry))
+/*
+ * A __data_loc or __rel_loc field holds a u32 location word, DYN_LOC() of
+ * the UAPI: the data's size in the upper 16 bits, its offset in the lower.
+ */
+#define USER_EVENT_LOC_OFFSET(loc)	((loc) & 0xffff)
+#define USER_EVENT_LOC_SIZE(loc)	((loc) >> 16)
+/* Times one write faults a user page in before it gives up with EFAULT */
+#define USER_EVENT_FAULT_IN_MAX	3
+/* Write indexes of a file's first table; a full one is doubled */
+#define USER_EVENT_REFS_MIN	8
+/* Hash table sizes, in bits: events by name, address spaces by mm */
+#define USER_EVENT_NAMES_BITS	9
+#define USER_EVENT_MMS_BITS	8
 
 /* struct user_field.flags */
 #define UF_SIGNED	BIT(0)	/* signed integer */
@@ -135,7 +148,6 @@ struct user_field {
  * @gc_link: entry in user_event_gc_list, while its deletion is considered
  * @name: event name: "NAME", or "NAME.ID" for a multi-format event
  * @fields: fields in record order
- * @ftrace_fields: @fields described for the event's format file
  * @nr_fields: number of @fields
  * @nr_checked: number of @fields every write is checked against
  * @min_size: payload bytes needed to cover every field
@@ -154,7 +166,6 @@ struct user_event {
 	struct list_head gc_link;
 	char *name;
 	struct user_field *fields;
-	struct trace_event_fields *ftrace_fields;
 	int nr_fields;
 	int nr_checked;
 	u32 min_size;
@@ -249,7 +260,7 @@ typedef void (*user_event_probe_t)(void *data, struct user_event *user,
 				   struct user_event_write *result);
 
 /* Events by the name before any ".ID"; protected by event_mutex */
-static DEFINE_HASHTABLE(user_event_names, 9);
+static DEFINE_HASHTABLE(user_event_names, USER_EVENT_NAMES_BITS);
 /* Events by status index; protected by event_mutex */
 static struct user_event *user_event_by_index[USER_EVENTS_MAX_STATUS];
 static u8 *user_event_status_page;
@@ -269,7 +280,7 @@ DEFINE_STATIC_KEY_FALSE(user_events_mm_used);
 /* Protects every enabler and user_event_mm, and their lists */
 static DEFINE_MUTEX(user_enabler_lock);
 /* The user_event_mm of each address space with enablers, by mm */
-static DEFINE_HASHTABLE(user_event_mms, 8);
+static DEFINE_HASHTABLE(user_event_mms, USER_EVENT_MMS_BITS);
 /* Enablers whose page must be faulted in before their bit can be set */
 static LIST_HEAD(user_enabler_faults);
 static void user_enabler_fault_in(struct work_struct *work);
@@ -290,6 +301,12 @@ static struct dyn_event_operations user_event_dops = {
 	.free = user_event_dyn_free,
 	.match = user_event_dyn_match,
 };
+
+/*
+ * Parsing.  A command, "name[:flags] [field[;field...]]" from an ioctl or
+ * from dynamic_events, becomes a struct user_event_def: the fields with
+ * their offsets in the record and what a write must be checked against.
+ */
 
 /*
  * Parse errors, reported in tracefs' error_log with the position of the
@@ -361,27 +378,28 @@ struct user_event_def {
  * @cmd: the whole command as the user gave it, for error_log
  * @base: offset of the parsed text within @cmd
  * @text: writable copy of the parsed text
- * @log: report errors in error_log (not when only matching a definition)
- * @relaxed: a struct field may omit its size (matches any size)
+ * @match_only: the text describes an event to compare with, as after
+ *	"!u:": errors are not logged, and a struct field may omit its size,
+ *	which then matches any size
  */
 struct user_event_parser {
 	const char *cmd;
 	int base;
 	char *text;
-	bool log;
-	bool relaxed;
+	bool match_only;
 };
 
 static void user_event_log(const char *cmd, int err, int pos)
 {
-	tracing_log_err(NULL, "user_events", cmd, user_event_err_text, err, pos);
+	tracing_log_err(NULL, USER_EVENTS_SYSTEM, cmd, user_event_err_text, err,
+			pos);
 }
 
 /* Log @err at the token @at of the parsed text and return @ret */
 static int user_event_parse_error(struct user_event_parser *p, int err,
 				  const char *at, int ret)
 {
-	if (p->log)
+	if (!p->match_only)
 		user_event_log(p->cmd, err, p->base + (at - p->text));
 	return ret;
 }
@@ -471,8 +489,11 @@ static const struct user_scalar_type *user_scalar_type(const char *name)
 	return NULL;
 }
 
-/* Parse a positive size written in decimal or 0x hex, at most @max */
-static int user_event_parse_size(const char *s, u32 max, u32 *size)
+/*
+ * Parse a positive size written in decimal or 0x hex, of an array or a
+ * struct: at most USER_EVENT_ARRAY_MAX.
+ */
+static int user_event_parse_size(const char *s, u32 *size)
 {
 	unsigned int val;
 	int ret;
@@ -484,16 +505,26 @@ static int user_event_parse_size(const char *s, u32 max, u32 *size)
 		ret = kstrtouint(s, 10, &val);
 	else
 		ret = -EINVAL;
-	if (ret || !val || val > max)
+	if (ret || !val || val > USER_EVENT_ARRAY_MAX)
 		return -EINVAL;
 	*size = val;
 	return 0;
 }
 
-/*
- * Parse the type of a field: the tokens before the name.  Fills @field's
- * type, size, len and flags.  Returns the token after the type or an
- * ERR_PTR after logging.
+/**
+ * user_event_parse_type - parse the type of a field
+ * @p: parser state
+ * @sp: the rest of the field's text, after @tok
+ * @tok: the first token of the field
+ * @field: gets its type text, size, len and flags
+ *
+ * The type is every token before the field's name: "u32", "unsigned int",
+ * "char[20]", "__data_loc char[]", "struct foo"...  The type text is
+ * normalized ("char[0x14]" becomes "char[20]") as the core classifies
+ * fields by it.
+ *
+ * Return: the token after the type (the field's name, or NULL if there is
+ * none), or an ERR_PTR() after logging what is wrong.
  */
 static char *user_event_parse_type(struct user_event_parser *p, char **sp,
 				   char *tok, struct user_field *field)
@@ -598,7 +629,7 @@ static char *user_event_parse_type(struct user_event_parser *p, char **sp,
 					USER_EVENT_ERR_ARRAY_LITERAL, start,
 					-EINVAL));
 		if (!bracket ||
-		    user_event_parse_size(bracket, USER_EVENT_ARRAY_MAX, &len))
+		    user_event_parse_size(bracket, &len))
 			return ERR_PTR(user_event_parse_error(p,
 					USER_EVENT_ERR_BAD_ARRAY, start, -EINVAL));
 		field->type = kasprintf(GFP_KERNEL_ACCOUNT, "%s[%u]",
@@ -634,7 +665,14 @@ static bool user_event_reserved_name(const char *name)
 	return false;
 }
 
-/* Parse one field of @def from the NUL-terminated text at @s */
+/**
+ * user_event_parse_field - parse one field and add it to a definition
+ * @p: parser state
+ * @s: the field's NUL-terminated text, "type name" or "struct T name SIZE"
+ * @def: gets the field, at the offset that follows its previous fields
+ *
+ * Return: 0, or -EINVAL after logging, or -ENOMEM.
+ */
 static int user_event_parse_field(struct user_event_parser *p, char *s,
 				  struct user_event_def *def)
 {
@@ -672,11 +710,10 @@ static int user_event_parse_field(struct user_event_parser *p, char *s,
 
 	tok = user_event_next_token(&s);
 	if (field->flags & UF_STRUCT) {
-		if (!tok && !p->relaxed)
+		if (!tok && !p->match_only)
 			return user_event_parse_error(p,
 					USER_EVENT_ERR_NO_STRUCT_SIZE, s, -EINVAL);
-		if (tok && user_event_parse_size(tok, USER_EVENT_ARRAY_MAX,
-						 &field->size))
+		if (tok && user_event_parse_size(tok, &field->size))
 			return user_event_parse_error(p,
 					USER_EVENT_ERR_BAD_STRUCT_SIZE, tok, -EINVAL);
 		tok = user_event_next_token(&s);
@@ -770,19 +807,18 @@ fail:
 }
 
 /*
- * Parse @text, which sits at @base in the command @cmd the user gave.
- * @text itself is not modified.
+ * Parse the text at @base of the command @cmd the user gave, which is not
+ * modified; see struct user_event_parser for @match_only.
  */
-static int user_event_parse_text(const char *cmd, int base, const char *text,
-				 bool log, bool relaxed,
+static int user_event_parse_text(const char *cmd, int base, bool match_only,
 				 struct user_event_def *def)
 {
 	struct user_event_parser p = {
-		.cmd = cmd, .base = base, .log = log, .relaxed = relaxed,
+		.cmd = cmd, .base = base, .match_only = match_only,
 	};
 	int ret;
 
-	p.text = kstrdup(text, GFP_KERNEL_ACCOUNT);
+	p.text = kstrdup(cmd + base, GFP_KERNEL_ACCOUNT);
 	if (!p.text)
 		return -ENOMEM;
 	ret = user_event_parse(&p, def);
@@ -790,12 +826,15 @@ static int user_event_parse_text(const char *cmd, int base, const char *text,
 	return ret;
 }
 
+/* Looking events up: by name, and for multi-format events by fields */
+
+/* Does the field @a match @b?  A struct without size in @b matches any. */
 static bool user_field_match(const struct user_field *a,
-			     const struct user_field *b, bool any_struct_size)
+			     const struct user_field *b)
 {
 	if (strcmp(a->type, b->type) || strcmp(a->name, b->name))
 		return false;
-	if (any_struct_size && (b->flags & UF_STRUCT) && !b->size)
+	if ((b->flags & UF_STRUCT) && !b->size)
 		return true;
 	return a->size == b->size;
 }
@@ -809,16 +848,19 @@ static bool user_event_fields_match(const struct user_event *user,
 	if (user->nr_fields != def->nr_fields)
 		return false;
 	for (i = 0; i < def->nr_fields; i++) {
-		if (!user_field_match(&user->fields[i], &def->fields[i], true))
+		if (!user_field_match(&user->fields[i], &def->fields[i]))
 			return false;
 	}
 	return true;
 }
 
-/* Events of one name, plain or multi-format, share a hash bucket */
-static u32 user_event_key(const char *name, size_t len)
+/*
+ * Events of one name, plain or multi-format, share a hash bucket: the key
+ * is the name before any ".ID".
+ */
+static u32 user_event_key(const char *name)
 {
-	return jhash(name, len, 0);
+	return jhash(name, strcspn(name, "."), 0);
 }
 
 /**
@@ -831,7 +873,7 @@ static u32 user_event_key(const char *name, size_t len)
 static struct user_event *user_event_find(const char *name)
 {
 	struct user_event *user;
-	u32 key = user_event_key(name, strcspn(name, "."));
+	u32 key = user_event_key(name);
 
 	lockdep_assert_held(&event_mutex);
 
@@ -851,7 +893,7 @@ static struct user_event *user_event_find_format(const struct user_event_def *de
 	lockdep_assert_held(&event_mutex);
 
 	hash_for_each_possible(user_event_names, user, node,
-			       user_event_key(def->name, len)) {
+			       user_event_key(def->name)) {
 		if (user->multi_format && !strncmp(user->name, def->name, len) &&
 		    user->name[len] == '.' && user_event_fields_match(user, def))
 			return user;
@@ -865,7 +907,22 @@ static bool user_event_attached(struct user_event *user)
 	return rcu_access_pointer(user->tracepoint.funcs);
 }
 
-/* Compute the status byte from the probes attached to the tracepoint */
+/*
+ * The status page.  Events registered with the status page layout or
+ * created through dynamic_events have a byte in it, which programs read
+ * from their read-only mapping of user_events_status to learn whether
+ * anything is attached: everything about those bytes is here.
+ */
+
+/**
+ * user_event_update_status - recompute an event's status byte
+ * @user: the event
+ *
+ * The byte is made from the probes attached to the event's tracepoint:
+ * ftrace's, perf's, or anything else's.  It is called after each change of
+ * the probes, so the byte is up to date when the tracer's registration
+ * returns.
+ */
 static void user_event_update_status(struct user_event *user)
 {
 	struct tracepoint_func *probe;
@@ -890,6 +947,117 @@ static void user_event_update_status(struct user_event *user)
 
 	WRITE_ONCE(user_event_status_page[user->status_index], status);
 }
+
+/**
+ * user_event_set_status_index - give an event a byte in the status page
+ * @user: the event
+ *
+ * Events registered with the status page layout or created in
+ * dynamic_events have one, the others only once a status page program
+ * registers them.  Byte 0 is never handed out: programs take index 0 for
+ * "no event".
+ *
+ * Return: 0, or -ENOMEM if all bytes are taken.
+ */
+static int user_event_set_status_index(struct user_event *user)
+{
+	int i;
+
+	lockdep_assert_held(&event_mutex);
+
+	if (user->status_index)
+		return 0;
+	for (i = 1; i < USER_EVENTS_MAX_STATUS; i++) {
+		if (!user_event_by_index[i]) {
+			user_event_by_index[i] = user;
+			user->status_index = i;
+			user_event_update_status(user);
+			return 0;
+		}
+	}
+	return -ENOMEM;
+}
+
+/* Give @user's status byte back, cleared for the next event that gets it */
+static void user_event_clear_status_index(struct user_event *user)
+{
+	lockdep_assert_held(&event_mutex);
+
+	if (!user->status_index)
+		return;
+	user_event_by_index[user->status_index] = NULL;
+	WRITE_ONCE(user_event_status_page[user->status_index], 0);
+	user->status_index = 0;
+}
+
+/* The status page can only be mapped whole, read-only, at offset 0 */
+static int user_status_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	unsigned long size = vma->vm_end - vma->vm_start;
+
+	if (vma->vm_pgoff || size > PAGE_SIZE)
+		return -EINVAL;
+	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
+		return -EPERM;
+
+	vma->vm_flags &= ~(VM_MAYWRITE | VM_MAYEXEC);
+	return remap_pfn_range(vma, vma->vm_start,
+			       virt_to_phys(user_event_status_page) >> PAGE_SHIFT,
+			       size, vma->vm_page_prot);
+}
+
+/* read() of user_events_status: "INDEX:NAME # Used by ..." and counters */
+static int user_status_show(struct seq_file *m, void *unused)
+{
+	struct user_event *user;
+	int i, active = 0, busy = 0;
+	u8 status;
+
+	mutex_lock(&event_mutex);
+	for (i = 1; i < USER_EVENTS_MAX_STATUS; i++) {
+		user = user_event_by_index[i];
+		if (!user)
+			continue;
+
+		active++;
+		seq_printf(m, "%d:%s", i, user->name);
+		status = READ_ONCE(user_event_status_page[i]);
+		if (status) {
+			busy++;
+			seq_puts(m, " # Used by");
+			if (status & EVENT_STATUS_FTRACE)
+				seq_puts(m, " ftrace");
+			if (status & EVENT_STATUS_PERF)
+				seq_puts(m, " perf");
+			if (status & EVENT_STATUS_OTHER)
+				seq_puts(m, " other");
+		}
+		seq_putc(m, '\n');
+	}
+	mutex_unlock(&event_mutex);
+
+	seq_printf(m, "\nActive: %d\nBusy: %d\nMax: %d\n", active, busy,
+		   USER_EVENTS_MAX_STATUS);
+	return 0;
+}
+
+static int user_status_open(struct inode *inode, struct file *file)
+{
+	int ret;
+
+	ret = tracing_check_open_get_tr(NULL);
+	if (ret)
+		return ret;
+	return single_open(file, user_status_show, NULL);
+}
+
+static const struct file_operations user_status_fops = {
+	.open = user_status_open,
+	.mmap = user_status_mmap,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
 
 /*
  * Enable bits.  An enabler names a bit of a 4- or 8-byte value in the
@@ -984,9 +1152,12 @@ static void user_enabler_put(struct user_event_enabler *e)
 		kfree(e);
 }
 
-/*
- * Bring @e's bit in line with its event's state, or have the worker fault
- * its page in and try again.
+/**
+ * user_enabler_sync - bring an enable bit in line with its event's state
+ * @e: the enabler
+ *
+ * A bit whose page is not present is queued for user_enabler_fault_in(),
+ * which faults the page in without user_enabler_lock and tries again.
  */
 static void user_enabler_sync(struct user_event_enabler *e)
 {
@@ -1013,11 +1184,14 @@ static void user_event_update_enablers(struct user_event *user)
 	mutex_unlock(&user_enabler_lock);
 }
 
-/*
- * Fault in the pages of the enable bits that could not be written, without
- * holding a lock that the page's owner could make us wait for, then write
- * the bits.  A page that cannot be faulted in for writing (unmapped, made
- * read-only) keeps its value until the event's state changes again.
+/**
+ * user_enabler_fault_in - write the enable bits whose page was not present
+ * @work: user_enabler_fault_work
+ *
+ * Faults each page in without holding a lock that the page's owner could
+ * make us wait for (userfaultfd), then writes the bit.  A page that cannot
+ * be faulted in for writing (unmapped, made read-only) keeps its value
+ * until the event's state changes again.
  */
 static void user_enabler_fault_in(struct work_struct *work)
 {
@@ -1219,9 +1393,16 @@ void __user_events_exit_mm(struct mm_struct *mm)
 	}
 }
 
-/*
- * Attach or detach ftrace and perf.  Each attached tracer holds a
- * reference, so the event cannot be deleted under it.
+/**
+ * user_event_reg - the class's .reg callback: attach or detach a tracer
+ * @call: the event
+ * @type: what to do
+ * @data: the trace_event_file of ftrace
+ *
+ * Each attached tracer holds a reference, so the event cannot be deleted
+ * under it.  The status byte and the enable bits follow every change.
+ *
+ * Return: 0, or the error of tracepoint_probe_register().
  */
 static int user_event_reg(struct trace_event_call *call, enum trace_reg type,
 			  void *data)
@@ -1268,9 +1449,21 @@ static int user_event_reg(struct trace_event_call *call, enum trace_reg type,
 }
 
 /*
- * Where the value of @field lies in the record @rec: for __data_loc and
- * __rel_loc fields, decoded from the field's location word (length in the
- * upper 16 bits, offset in the lower 16), for the others the field itself.
+ * Recording.  A write hands its payload to the probes of the event's
+ * tracepoint, one per attached tracer (ftrace, perf): each copies it into
+ * its own buffer, checks it there and commits it.
+ */
+
+/**
+ * user_field_span - where the value of a field lies in a record
+ * @field: the field
+ * @rec: the record, common fields included
+ * @start: gets the value's offset in @rec
+ * @len: gets its length
+ *
+ * The only decoder of location words: for __data_loc and __rel_loc fields
+ * the span is read from the field's word, unchecked (see
+ * user_event_payload_valid()); for the others it is the field itself.
  */
 static void user_field_span(const struct user_field *field, const u8 *rec,
 			    u32 *start, u32 *len)
@@ -1284,8 +1477,8 @@ static void user_field_span(const struct user_field *field, const u8 *rec,
 	}
 
 	loc = get_unaligned((const u32 *)(rec + field->offset));
-	*start = loc & 0xffff;
-	*len = loc >> 16;
+	*start = USER_EVENT_LOC_OFFSET(loc);
+	*len = USER_EVENT_LOC_SIZE(loc);
 	/* __rel_loc counts from the end of the location word */
 	if (field->flags & UF_REL_LOC)
 		*start += field->offset + sizeof(u32);
@@ -1330,11 +1523,19 @@ static bool user_event_payload_valid(const struct user_event *user,
 	return true;
 }
 
-/*
- * Copy the payload from user space behind the common fields of @rec and
- * validate it.  Runs with preemption disabled, so it must not fault: a
- * page that went away since the write path faulted it in makes the copy
- * fail and the write retry.
+/**
+ * user_event_fill - copy the payload into a record and check it
+ * @user: the event
+ * @rec: the record a probe reserved; the payload goes behind its common
+ *	fields
+ * @iter: the payload, in user space
+ * @result: gets why the record must not be committed
+ *
+ * Runs with preemption disabled, so it must not fault: a page that went
+ * away since the write path faulted it in makes the copy fail and the
+ * write retry.
+ *
+ * Return: true if the record can be committed.
  */
 static bool user_event_fill(struct user_event *user, void *rec,
 			    struct iov_iter *iter,
@@ -1425,11 +1626,18 @@ static void user_event_perf(void *data, struct user_event *user,
 }
 #endif
 
-/*
- * Hand the payload in @iter to every consumer attached to @user.  Each
- * copies it straight from user space into its own buffer, with page faults
- * disabled.  If a page of the payload was not present and nobody recorded
- * the event, fault the payload in, where sleeping is allowed, and retry.
+/**
+ * user_event_emit - hand a payload to every tracer attached to an event
+ * @user: the event
+ * @iter: the payload, in user space
+ *
+ * Each tracer's probe copies the payload straight from user space into its
+ * own buffer, with page faults disabled.  If a page of the payload was not
+ * present and nobody recorded the event, the payload is faulted in, where
+ * sleeping is allowed, and written again.
+ *
+ * Return: 0, or -EFAULT for a payload that could not be read or that
+ * user_event_payload_valid() refused.
  */
 static int user_event_emit(struct user_event *user, struct iov_iter *iter)
 {
@@ -1454,96 +1662,23 @@ static int user_event_emit(struct user_event *user, struct iov_iter *iter)
 		/* A retry after a partial success would record duplicates */
 		if (likely(!result.faulted) || result.recorded)
 			return 0;
-		if (tries == 3 ||
+		if (tries == USER_EVENT_FAULT_IN_MAX ||
 		    fault_in_iov_iter_readable(iter, iov_iter_count(iter)))
 			return -EFAULT;
 	}
 }
 
 /*
- * Write the payload in @iter to the event behind write @index of @file.
- * @total, index included, is what a successful write returns.
+ * Output: the trace output of a record, and what the format file shows,
+ * the fields and the print fmt.
  */
-static ssize_t user_events_write_index(struct file *file, u32 index,
-				       struct iov_iter *iter, size_t total)
-{
-	struct user_event_file_info *info = file->private_data;
-	struct user_event_refs *refs;
-	struct user_event *user = NULL;
-	size_t payload;
-	int ret;
-
-	/*
-	 * The table may be replaced by a concurrent registration on this
-	 * file, but the event in a slot stays referenced until the file is
-	 * released, which cannot happen during a write.
-	 */
-	rcu_read_lock_sched();
-	refs = rcu_dereference_sched(info->refs);
-	/* Pairs with the release in user_events_ref_add(): slot is set */
-	if (likely(refs && index < (u32)smp_load_acquire(&refs->count)))
-		user = refs->events[index];
-	rcu_read_unlock_sched();
-
-	if (unlikely(!user))
-		return -ENOENT;
-
-	payload = iov_iter_count(iter);
-	if (unlikely(payload < user->min_size))
-		return -EINVAL;
-	if (unlikely(payload > USER_EVENT_PAYLOAD_MAX))
-		return -E2BIG;
-
-	if (likely(rcu_access_pointer(user->tracepoint.funcs))) {
-		ret = user_event_emit(user, iter);
-		if (ret)
-			return ret;
-	}
-	return total;
-}
-
-/* writev() and other vectored writes: the index may be split over iovecs */
-static ssize_t user_events_write_iter(struct kiocb *kiocb,
-				      struct iov_iter *iter)
-{
-	size_t total = iov_iter_count(iter);
-	u32 index;
-
-	if (unlikely(total < sizeof(index)))
-		return -EINVAL;
-	if (unlikely(copy_from_iter(&index, sizeof(index), iter) !=
-		     sizeof(index)))
-		return -EFAULT;
-
-	return user_events_write_index(kiocb->ki_filp, index, iter, total);
-}
-
-/*
- * write() is the hot path of a program emitting events: read the index
- * with a single get_user() (vfs_write() has checked the whole buffer with
- * access_ok()) and iterate over the rest of the one buffer, without the
- * kiocb and iovec set-up that going through write_iter costs.
- */
-static ssize_t user_events_write(struct file *file, const char __user *ubuf,
-				 size_t count, loff_t *ppos)
-{
-	struct iov_iter iter;
-	u32 index;
-
-	if (unlikely(count < sizeof(index)))
-		return -EINVAL;
-	if (unlikely(get_user(index, (const u32 __user *)ubuf)))
-		return -EFAULT;
-
-	iov_iter_ubuf(&iter, ITER_SOURCE, (char __user *)ubuf + sizeof(index),
-		      count - sizeof(index));
-	return user_events_write_index(file, index, &iter, count);
-}
 
 /* Marks a line cut short to fit in one trace_seq */
 #define USER_EVENT_CUT		"..."
 /* Widest number printed: a sign and 20 digits */
 #define USER_EVENT_NUM_WIDTH	21
+/* Printed instead of a value whose location lies outside the record */
+#define USER_EVENT_INVALID	"<invalid>"
 
 static u64 user_field_number(const struct user_field *field, const u8 *data)
 {
@@ -1563,11 +1698,8 @@ static u64 user_field_number(const struct user_field *field, const u8 *data)
 		val = get_unaligned((const u64 *)data);
 		break;
 	}
-	if (field->flags & UF_SIGNED) {
-		int shift = 64 - 8 * field->size;
-
-		val = (s64)(val << shift) >> shift;
-	}
+	if (field->flags & UF_SIGNED)
+		val = sign_extend64(val, field->size * BITS_PER_BYTE - 1);
 	return val;
 }
 
@@ -1606,8 +1738,8 @@ static int user_event_print_field(struct trace_seq *s,
 
 	user_field_span(field, rec, &start, &len);
 	if (start + len > size) {
-		trace_seq_puts(s, "<invalid>");
-		return sizeof("<invalid>") - 1;
+		trace_seq_puts(s, USER_EVENT_INVALID);
+		return sizeof(USER_EVENT_INVALID) - 1;
 	}
 	data = rec + start;
 
@@ -1640,6 +1772,17 @@ static int user_event_line_len(struct trace_seq *s)
 	return used - start;
 }
 
+/**
+ * user_event_print - the trace output of a record
+ * @iter: the iterator, at the record
+ * @flags: unused
+ * @event: the event's struct trace_event
+ *
+ * "NAME: a=1 b=text", cut with USER_EVENT_CUT when it would not fit in
+ * the trace_seq.
+ *
+ * Return: the state of the trace_seq, see trace_handle_return().
+ */
 static enum print_line_t user_event_print(struct trace_iterator *iter,
 					  int flags, struct trace_event *event)
 {
@@ -1752,6 +1895,7 @@ static void user_event_print_fmt(struct user_event *user,
 	}
 }
 
+/* The print fmt of the format file, made once from the fields */
 static int user_event_set_print_fmt(struct user_event *user)
 {
 	struct user_fmt_buf f = {};
@@ -1767,36 +1911,58 @@ static int user_event_set_print_fmt(struct user_event *user)
 	return 0;
 }
 
-/* Describe the fields for the format file and the filter machinery */
-static int user_event_set_ftrace_fields(struct user_event *user)
+/**
+ * user_event_define_fields - describe an event's fields to the tracing core
+ * @call: the event
+ *
+ * The class's .define_fields callback: the core calls it when it adds the
+ * event, for the format file, filters, triggers and histograms.  A char
+ * array keeps its "char[N]" type, which makes it a string to the core
+ * (see filter_assign_type()).
+ *
+ * Return: 0 or -ENOMEM.
+ */
+static int user_event_define_fields(struct trace_event_call *call)
 {
-	int i;
-
-	user->ftrace_fields = kcalloc(user->nr_fields + 1,
-				      sizeof(*user->ftrace_fields),
-				      GFP_KERNEL_ACCOUNT);
-	if (!user->ftrace_fields)
-		return -ENOMEM;
+	struct user_event *user = call->data;
+	struct ftrace_event_field *desc;
+	int i, ret;
 
 	for (i = 0; i < user->nr_fields; i++) {
 		const struct user_field *field = &user->fields[i];
-		const struct trace_event_fields desc = {
-			.type = field->type,
-			.name = field->name,
-			.size = field->size,
-			.align = 1,
-			.is_signed = !!(field->flags & UF_SIGNED),
-			.filter_type = FILTER_OTHER,
-			.len = field->len,
-		};
 
-		/* the members are const: the array is filled by copy */
-		memcpy(&user->ftrace_fields[i], &desc, sizeof(desc));
-		if (field->flags & UF_CHECKED)
-			user->nr_checked++;
+		ret = trace_define_field(call, field->type, field->name,
+					 field->offset, field->size,
+					 !!(field->flags & UF_SIGNED),
+					 FILTER_OTHER);
+		if (ret)
+			return ret;
+		if (!field->len)
+			continue;
+		/*
+		 * The element count of an array is only used by the format
+		 * file: "char x[N]" with it, "char x[]", which parsers take
+		 * for an array of unknown length, without.  6.1 has no
+		 * exported way to pass it (trace_define_field_ext() is local
+		 * to trace_events.c), so set it on the field just defined.
+		 */
+		desc = trace_find_event_field(call, field->name);
+		if (desc)
+			desc->len = field->len;
 	}
 	return 0;
 }
+
+/* The fields of every user event are defined from its call->data */
+static struct trace_event_fields user_event_fields_array[] = {
+	{ .type = TRACE_FUNCTION_TYPE,
+	  .define_fields = user_event_define_fields },
+	{}
+};
+
+/*
+ * Creating and deleting events, and the references that keep them.
+ */
 
 static void user_event_free(struct user_event *user)
 {
@@ -1805,17 +1971,21 @@ static void user_event_free(struct user_event *user)
 	for (i = 0; i < user->nr_fields; i++)
 		user_field_free_strings(&user->fields[i]);
 	kfree(user->fields);
-	kfree(user->ftrace_fields);
 	kfree(user->call.print_fmt);
 	kfree(user->name);
 	kfree(user);
 }
 
-/*
- * Add the event's call to ftrace, which creates its directory in the
- * events directory of every trace instance.  A program the admin let open
- * user_events_data may lack the right to search those directories, owned
- * by root: create them with root's file system ids, and only those.
+/**
+ * user_event_add_call - add an event to ftrace
+ * @call: the event
+ *
+ * Ftrace creates the event's directory in the events directory of every
+ * trace instance.  A program the admin let open user_events_data may lack
+ * the right to search those directories, owned by root: they are created
+ * with root's file system ids, and only those.
+ *
+ * Return: 0 or the error of trace_add_event_call().
  */
 static int user_event_add_call(struct trace_event_call *call)
 {
@@ -1834,30 +2004,6 @@ static int user_event_add_call(struct trace_event_call *call)
 	revert_creds(old);
 	put_cred(cred);
 	return ret;
-}
-
-/*
- * Give @user a byte in the status page: events registered with the status
- * page layout or created in dynamic_events have one, the others only
- * once a status page program registers them.
- */
-static int user_event_set_status_index(struct user_event *user)
-{
-	int i;
-
-	lockdep_assert_held(&event_mutex);
-
-	if (user->status_index)
-		return 0;
-	for (i = 1; i < USER_EVENTS_MAX_STATUS; i++) {
-		if (!user_event_by_index[i]) {
-			user_event_by_index[i] = user;
-			user->status_index = i;
-			user_event_update_status(user);
-			return 0;
-		}
-	}
-	return -ENOMEM;
 }
 
 /* The name of the event of @def, in tracefs: "NAME" or "NAME.ID" */
@@ -1888,7 +2034,7 @@ static int user_event_create(struct user_event_def *def, bool multi_format,
 {
 	struct trace_event_call *call;
 	struct user_event *user;
-	int ret;
+	int i, ret;
 
 	lockdep_assert_held(&event_mutex);
 
@@ -1910,9 +2056,12 @@ static int user_event_create(struct user_event_def *def, bool multi_format,
 		goto free;
 	}
 
-	ret = user_event_set_ftrace_fields(user);
-	if (!ret)
-		ret = user_event_set_print_fmt(user);
+	for (i = 0; i < user->nr_fields; i++) {
+		if (user->fields[i].flags & UF_CHECKED)
+			user->nr_checked++;
+	}
+
+	ret = user_event_set_print_fmt(user);
 	if (ret)
 		goto free;
 
@@ -1921,7 +2070,7 @@ static int user_event_create(struct user_event_def *def, bool multi_format,
 	INIT_LIST_HEAD(&user->class.fields);
 	user->class.system = multi_format ? USER_EVENTS_MULTI_SYSTEM :
 					    USER_EVENTS_SYSTEM;
-	user->class.fields_array = user->ftrace_fields;
+	user->class.fields_array = user_event_fields_array;
 	user->class.reg = user_event_reg;
 	user->class.probe = user_event_ftrace;
 #ifdef CONFIG_PERF_EVENTS
@@ -1951,7 +2100,7 @@ static int user_event_create(struct user_event_def *def, bool multi_format,
 	dyn_event_init(&user->devent, &user_event_dops);
 	dyn_event_add(&user->devent, call);
 	hash_add(user_event_names, &user->node,
-		 user_event_key(user->name, strcspn(user->name, ".")));
+		 user_event_key(user->name));
 	user_event_count++;
 
 	*out = user;
@@ -1998,10 +2147,7 @@ static int user_event_destroy(struct user_event *user)
 	spin_lock(&user_event_gc_lock);
 	list_del_init(&user->gc_link);
 	spin_unlock(&user_event_gc_lock);
-	if (user->status_index) {
-		user_event_by_index[user->status_index] = NULL;
-		WRITE_ONCE(user_event_status_page[user->status_index], 0);
-	}
+	user_event_clear_status_index(user);
 	user_event_count--;
 	user_event_free(user);
 	return 0;
@@ -2130,7 +2276,7 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 	lockdep_assert_held(&event_mutex);
 
 	*created = false;
-	ret = user_event_parse_text(cmd, base, cmd + base, true, false, &def);
+	ret = user_event_parse_text(cmd, base, false, &def);
 	if (ret)
 		return ret;
 
@@ -2180,6 +2326,8 @@ out:
 	user_event_def_free(&def);
 	return ret;
 }
+
+/* The dynamic_events operations: "u:" creates, "!u:" deletes */
 
 /* dynamic_events: "u:name fields" creates an event no file references */
 static int user_event_dyn_create(const char *raw_command)
@@ -2235,6 +2383,9 @@ static int user_event_dyn_free(struct dyn_event *ev)
 	return user_event_destroy(to_user_event(ev));
 }
 
+/* Command name under which user_event_dyn_match() parses fields */
+#define USER_EVENT_MATCH_NAME	"x"
+
 /* "!u:name" matches by name; "!u:name fields" also needs equal fields */
 static bool user_event_dyn_match(const char *system, const char *event,
 				 int argc, const char **argv,
@@ -2255,18 +2406,19 @@ static bool user_event_dyn_match(const char *system, const char *event,
 	/*
 	 * Parse the split arguments as the fields of a command, behind a
 	 * name that stands for the event's ("NAME.ID" is no command name).
+	 * Each argument takes a blank before it, the name its NUL.
 	 */
-	len = 2;
+	len = sizeof(USER_EVENT_MATCH_NAME);
 	for (i = 0; i < argc; i++)
 		len += strlen(argv[i]) + 1;
 	text = kmalloc(len, GFP_KERNEL_ACCOUNT);
 	if (!text)
 		return false;
-	len = sprintf(text, "x");
+	len = sprintf(text, "%s", USER_EVENT_MATCH_NAME);
 	for (i = 0; i < argc; i++)
 		len += sprintf(text + len, " %s", argv[i]);
 
-	match = !user_event_parse_text(text, 0, text, false, true, &def);
+	match = !user_event_parse_text(text, 0, true, &def);
 	kfree(text);
 	if (!match)
 		return false;
@@ -2274,6 +2426,11 @@ static bool user_event_dyn_match(const char *system, const char *event,
 	user_event_def_free(&def);
 	return match;
 }
+
+/*
+ * The user_events_data file: each open file has its own write indexes.
+ * ioctl() registers and deletes events, write() emits them.
+ */
 
 /* Read a command from user space: at most USER_EVENT_CMD_MAX bytes */
 static char *user_events_read_cmd(const char __user *ucmd)
@@ -2331,7 +2488,7 @@ static int user_events_ref_reserve(struct user_event_file_info *info)
 	if (count < capacity)
 		return count;
 
-	capacity = capacity ? capacity * 2 : 8;
+	capacity = capacity ? capacity * 2 : USER_EVENT_REFS_MIN;
 	grown = kzalloc(struct_size(grown, events, capacity),
 			GFP_KERNEL_ACCOUNT);
 	if (!grown)
@@ -2375,11 +2532,19 @@ struct user_reg_state {
 	bool created;
 };
 
-/*
- * First step of a registration, under the file's reg_lock: find or create
- * the event, and find its write index on the file or reserve a new one.
- * Nothing is handed out until user_reg_commit(); user_reg_abort() undoes
- * it all.
+/**
+ * user_reg_begin - first step of a registration on a file
+ * @info: the file, whose reg_lock the caller holds
+ * @cmd: the command
+ * @flags: see user_event_register()
+ * @st: gets what was taken
+ *
+ * Finds or creates the event, and finds its write index on the file or
+ * reserves a new one.  Nothing is handed out until user_reg_commit();
+ * user_reg_abort() undoes it all.  Two steps, as the caller stores its
+ * answers in user memory, which may fault, out of event_mutex.
+ *
+ * Return: 0, or the error of user_event_register() or -ENOMEM.
  */
 static int user_reg_begin(struct user_event_file_info *info, const char *cmd,
 			  u32 flags, struct user_reg_state *st)
@@ -2426,7 +2591,16 @@ static void user_reg_abort(struct user_reg_state *st)
 	mutex_unlock(&event_mutex);
 }
 
-/* DIAG_IOCSREG with the status page layout: the first ABI */
+/**
+ * user_events_reg_status - DIAG_IOCSREG with the status page layout
+ * @info: the file
+ * @ureg: the caller's struct user_reg, of the first ABI
+ *
+ * Registers the event, gives it a status byte, and stores the byte's
+ * index and the write index in @ureg.
+ *
+ * Return: 0 or a negative errno; nothing changed on failure.
+ */
 static long user_events_reg_status(struct user_event_file_info *info,
 				   struct user_reg __user *ureg)
 {
@@ -2472,10 +2646,10 @@ static int user_reg_check(const struct user_reg_enable_bit *reg)
 		return -EINVAL;
 
 	switch (reg->enable_size) {
-	case 4:
+	case sizeof(u32):
 		break;
 #if BITS_PER_LONG == 64
-	case 8:
+	case sizeof(u64):
 		break;
 #endif
 	default:
@@ -2496,7 +2670,7 @@ static int user_enabler_first_write(struct user_event_enabler *e)
 	void __user *uaddr = (void __user *)e->addr;
 	int ret, tries;
 
-	for (tries = 0; tries < 3; tries++) {
+	for (tries = 0; tries < USER_EVENT_FAULT_IN_MAX; tries++) {
 		mutex_lock(&user_enabler_lock);
 		/* Another thread may have unregistered it already */
 		ret = e->dead ? 0 : user_bit_write(e->umm->mm, e->addr, e->size,
@@ -2666,7 +2840,7 @@ static long user_events_ioctl_unreg(unsigned long uarg)
 	 * Clear the bit, unless another thread registered it again in the
 	 * meantime.  The task's address space, and so @umm, is alive.
 	 */
-	for (tries = 0; tries < 3; tries++) {
+	for (tries = 0; tries < USER_EVENT_FAULT_IN_MAX; tries++) {
 		mutex_lock(&user_enabler_lock);
 		ret = user_enabler_find(umm, unreg.disable_addr,
 					unreg.disable_bit) ? 0 :
@@ -2739,6 +2913,93 @@ static long user_events_ioctl(struct file *file, unsigned int cmd,
 	return user_events_ioctl_del(uarg);
 }
 
+/**
+ * user_events_write_index - write a payload to the event of a write index
+ * @file: the user_events_data file
+ * @index: the write index, read from the start of the write
+ * @iter: the payload, what follows the index
+ * @total: the size of the whole write, index included
+ *
+ * Return: @total, -ENOENT for an unknown index, -EINVAL for a payload
+ * shorter than the event's fields, -E2BIG for one larger than a record
+ * can hold, or the error of user_event_emit().
+ */
+static ssize_t user_events_write_index(struct file *file, u32 index,
+				       struct iov_iter *iter, size_t total)
+{
+	struct user_event_file_info *info = file->private_data;
+	struct user_event_refs *refs;
+	struct user_event *user = NULL;
+	size_t payload;
+	int ret;
+
+	/*
+	 * The table may be replaced by a concurrent registration on this
+	 * file, but the event in a slot stays referenced until the file is
+	 * released, which cannot happen during a write.
+	 */
+	rcu_read_lock_sched();
+	refs = rcu_dereference_sched(info->refs);
+	/* Pairs with the release in user_events_ref_publish(): slot is set */
+	if (likely(refs && index < (u32)smp_load_acquire(&refs->count)))
+		user = refs->events[index];
+	rcu_read_unlock_sched();
+
+	if (unlikely(!user))
+		return -ENOENT;
+
+	payload = iov_iter_count(iter);
+	if (unlikely(payload < user->min_size))
+		return -EINVAL;
+	if (unlikely(payload > USER_EVENT_PAYLOAD_MAX))
+		return -E2BIG;
+
+	if (likely(user_event_attached(user))) {
+		ret = user_event_emit(user, iter);
+		if (ret)
+			return ret;
+	}
+	return total;
+}
+
+/* writev() and other vectored writes: the index may be split over iovecs */
+static ssize_t user_events_write_iter(struct kiocb *kiocb,
+				      struct iov_iter *iter)
+{
+	size_t total = iov_iter_count(iter);
+	u32 index;
+
+	if (unlikely(total < sizeof(index)))
+		return -EINVAL;
+	if (unlikely(copy_from_iter(&index, sizeof(index), iter) !=
+		     sizeof(index)))
+		return -EFAULT;
+
+	return user_events_write_index(kiocb->ki_filp, index, iter, total);
+}
+
+/*
+ * write() is the hot path of a program emitting events: read the index
+ * with a single get_user() (vfs_write() has checked the whole buffer with
+ * access_ok()) and iterate over the rest of the one buffer, without the
+ * kiocb and iovec set-up that going through write_iter costs.
+ */
+static ssize_t user_events_write(struct file *file, const char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	struct iov_iter iter;
+	u32 index;
+
+	if (unlikely(count < sizeof(index)))
+		return -EINVAL;
+	if (unlikely(get_user(index, (const u32 __user *)ubuf)))
+		return -EFAULT;
+
+	iov_iter_ubuf(&iter, ITER_SOURCE, (char __user *)ubuf + sizeof(index),
+		      count - sizeof(index));
+	return user_events_write_index(file, index, &iter, count);
+}
+
 static int user_events_open(struct inode *inode, struct file *file)
 {
 	struct user_event_file_info *info;
@@ -2785,74 +3046,6 @@ static const struct file_operations user_data_fops = {
 	.unlocked_ioctl = user_events_ioctl,
 	.release = user_events_release,
 	.llseek = no_llseek,
-};
-
-/* The status page can only be mapped whole, read-only, at offset 0 */
-static int user_status_mmap(struct file *file, struct vm_area_struct *vma)
-{
-	unsigned long size = vma->vm_end - vma->vm_start;
-
-	if (vma->vm_pgoff || size > PAGE_SIZE)
-		return -EINVAL;
-	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
-		return -EPERM;
-
-	vma->vm_flags &= ~(VM_MAYWRITE | VM_MAYEXEC);
-	return remap_pfn_range(vma, vma->vm_start,
-			       virt_to_phys(user_event_status_page) >> PAGE_SHIFT,
-			       size, vma->vm_page_prot);
-}
-
-static int user_status_show(struct seq_file *m, void *unused)
-{
-	struct user_event *user;
-	int i, active = 0, busy = 0;
-	u8 status;
-
-	mutex_lock(&event_mutex);
-	for (i = 1; i < USER_EVENTS_MAX_STATUS; i++) {
-		user = user_event_by_index[i];
-		if (!user)
-			continue;
-
-		active++;
-		seq_printf(m, "%d:%s", i, user->name);
-		status = READ_ONCE(user_event_status_page[i]);
-		if (status) {
-			busy++;
-			seq_puts(m, " # Used by");
-			if (status & EVENT_STATUS_FTRACE)
-				seq_puts(m, " ftrace");
-			if (status & EVENT_STATUS_PERF)
-				seq_puts(m, " perf");
-			if (status & EVENT_STATUS_OTHER)
-				seq_puts(m, " other");
-		}
-		seq_putc(m, '\n');
-	}
-	mutex_unlock(&event_mutex);
-
-	seq_printf(m, "\nActive: %d\nBusy: %d\nMax: %d\n", active, busy,
-		   USER_EVENTS_MAX_STATUS);
-	return 0;
-}
-
-static int user_status_open(struct inode *inode, struct file *file)
-{
-	int ret;
-
-	ret = tracing_check_open_get_tr(NULL);
-	if (ret)
-		return ret;
-	return single_open(file, user_status_show, NULL);
-}
-
-static const struct file_operations user_status_fops = {
-	.open = user_status_open,
-	.mmap = user_status_mmap,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
 };
 
 #ifdef CONFIG_SYSCTL
