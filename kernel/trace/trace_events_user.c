@@ -93,7 +93,7 @@
  */
 #define USER_EVENT_LOC_OFFSET(loc)	((loc) & 0xffff)
 #define USER_EVENT_LOC_SIZE(loc)	((loc) >> 16)
-/* Times one write faults a user page in before it gives up with EFAULT */
+/* Tries at a payload or enable bit whose user page must be faulted in */
 #define USER_EVENT_FAULT_IN_MAX	3
 /* Write indexes of a file's first table; a full one is doubled */
 #define USER_EVENT_REFS_MIN	8
@@ -524,7 +524,7 @@ static int user_event_parse_size(const char *s, u32 *size)
  * fields by it.
  *
  * Return: the token after the type (the field's name, or NULL if there is
- * none), or an ERR_PTR() after logging what is wrong.
+ * none), or an ERR_PTR() (logged unless @p->match_only).
  */
 static char *user_event_parse_type(struct user_event_parser *p, char **sp,
 				   char *tok, struct user_field *field)
@@ -671,7 +671,7 @@ static bool user_event_reserved_name(const char *name)
  * @s: the field's NUL-terminated text, "type name" or "struct T name SIZE"
  * @def: gets the field, at the offset that follows its previous fields
  *
- * Return: 0, or -EINVAL after logging, or -ENOMEM.
+ * Return: 0, or -EINVAL (logged unless @p->match_only), or -ENOMEM.
  */
 static int user_event_parse_field(struct user_event_parser *p, char *s,
 				  struct user_event_def *def)
@@ -1397,7 +1397,7 @@ void __user_events_exit_mm(struct mm_struct *mm)
  * user_event_reg - the class's .reg callback: attach or detach a tracer
  * @call: the event
  * @type: what to do
- * @data: the trace_event_file of ftrace
+ * @data: ftrace's trace_event_file, or perf's data
  *
  * Each attached tracer holds a reference, so the event cannot be deleted
  * under it.  The status byte and the enable bits follow every change.
@@ -1915,40 +1915,27 @@ static int user_event_set_print_fmt(struct user_event *user)
  * user_event_define_fields - describe an event's fields to the tracing core
  * @call: the event
  *
- * The class's .define_fields callback: the core calls it when it adds the
- * event, for the format file, filters, triggers and histograms.  A char
- * array keeps its "char[N]" type, which makes it a string to the core
- * (see filter_assign_type()).
+ * The class's .define_fields callback: the core calls it when it creates
+ * the event's directory, for the format file, filters, triggers and
+ * histograms.  A char array keeps its "char[N]" type, which makes it a
+ * string to the core (see filter_assign_type()).
  *
  * Return: 0 or -ENOMEM.
  */
 static int user_event_define_fields(struct trace_event_call *call)
 {
 	struct user_event *user = call->data;
-	struct ftrace_event_field *desc;
 	int i, ret;
 
 	for (i = 0; i < user->nr_fields; i++) {
 		const struct user_field *field = &user->fields[i];
 
-		ret = trace_define_field(call, field->type, field->name,
-					 field->offset, field->size,
-					 !!(field->flags & UF_SIGNED),
-					 FILTER_OTHER);
+		ret = trace_define_field_ext(call, field->type, field->name,
+					     field->offset, field->size,
+					     !!(field->flags & UF_SIGNED),
+					     FILTER_OTHER, field->len);
 		if (ret)
 			return ret;
-		if (!field->len)
-			continue;
-		/*
-		 * The element count of an array is only used by the format
-		 * file: "char x[N]" with it, "char x[]", which parsers take
-		 * for an array of unknown length, without.  6.1 has no
-		 * exported way to pass it (trace_define_field_ext() is local
-		 * to trace_events.c), so set it on the field just defined.
-		 */
-		desc = trace_find_event_field(call, field->name);
-		if (desc)
-			desc->len = field->len;
 	}
 	return 0;
 }
@@ -2599,7 +2586,7 @@ static void user_reg_abort(struct user_reg_state *st)
  * Registers the event, gives it a status byte, and stores the byte's
  * index and the write index in @ureg.
  *
- * Return: 0 or a negative errno; nothing changed on failure.
+ * Return: 0 or a negative errno; no write index is handed out on failure.
  */
 static long user_events_reg_status(struct user_event_file_info *info,
 				   struct user_reg __user *ureg)
@@ -2693,7 +2680,7 @@ static int user_enabler_first_write(struct user_event_enabler *e)
  * bit at enable_addr in the caller's address space, which is set at once
  * if anything is attached to the event.
  *
- * Return: 0 or a negative errno; nothing changed on failure.
+ * Return: 0 or a negative errno; no write index is handed out on failure.
  */
 static long user_events_reg_enable_bit(struct user_event_file_info *info,
 				       struct user_reg_enable_bit __user *ureg,
