@@ -651,6 +651,40 @@ TEST_F(en, reg_sizes)
 	free(big);
 }
 
+/*
+ * A struct of the status page layout with a size of 28 or more is read as
+ * the enable bit layout: a non-zero tail is E2BIG, and so is any size
+ * beyond a page; with a zero tail its enable_size is 0 (the status page
+ * layout's padding): EINVAL
+ */
+TEST_F(en, reg_sizes_status_layout)
+{
+	struct {
+		struct ue_status_reg reg;
+		__u8 tail[16];
+	} big;
+	const char *name = PREFIX "size_st u32 a";
+
+	memset(&big, 0, sizeof(big));
+	big.reg.size = sizeof(big);
+	big.reg.name_args = (__u64)(uintptr_t)name;
+	big.tail[15] = 1;
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &big));
+	ASSERT_EQ(E2BIG, errno);
+	big.tail[15] = 0;
+	big.reg.size = UE_PAGE_SIZE + 1;
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &big));
+	ASSERT_EQ(E2BIG, errno);
+
+	big.reg.size = sizeof(big);
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &big));
+	ASSERT_EQ(EINVAL, errno);
+	big.reg.size = 28;
+	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &big));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_FALSE(ue_event_exists(PREFIX "size_st"));
+}
+
 TEST_F(en, reg_einval)
 {
 	static const int bad_sizes[] = { 0, 1, 2, 3, 5, 6, 7, 9, 16, 255 };

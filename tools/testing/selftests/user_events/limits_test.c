@@ -11,8 +11,8 @@
  * - closing fds that hold hundreds or thousands of references (close, a
  *   dup()ed fd, process exit, events enabled meanwhile): afterwards every
  *   event can be deleted;
- * - the maximum payload carrying dynamic data up to its last byte, or
- *   fixed fields that fill it; the dynamic_events line length limit.
+ * - fixed fields that fill the maximum payload (perf_test has dynamic
+ *   data up to its last byte); the dynamic_events line length limit.
  */
 #include <sys/wait.h>
 
@@ -25,13 +25,10 @@
 /* Every SAMPLE-th event (and the last) is enabled to check the writes */
 #define SAMPLE		97
 #define REFS		300
-#define COMMON_SIZE	8	/* common fields in front of the payload */
-#define RING_PAGES	4	/* perf ring buffer data pages */
 
 FIXTURE(lim) {
 	int fd;
 	int fd2;
-	struct ue_perf_ring perf[2];
 	int status_fd;
 	__u8 *status;
 	int active0;
@@ -43,8 +40,6 @@ FIXTURE_SETUP(lim)
 
 	self->fd = -1;
 	self->fd2 = -1;
-	self->perf[0].fd = -1;
-	self->perf[1].fd = -1;
 	self->status_fd = -1;
 	UE_SKIP_IF_UNAVAILABLE();
 
@@ -58,10 +53,6 @@ FIXTURE_SETUP(lim)
 
 FIXTURE_TEARDOWN(lim)
 {
-	int k;
-
-	for (k = 0; k < 2; k++)
-		ue_perf_ring_close(&self->perf[k]);
 	if (self->fd != -1)
 		close(self->fd);
 	if (self->fd2 != -1)
@@ -335,102 +326,6 @@ TEST_F_TIMEOUT(lim, close_with_many_refs, 600)
 	}
 	ue_msg("%d events of a closed fd, some enabled: deletable once disabled\n",
 	       REFS);
-}
-
-/*
- * The largest payload, its dynamic data reaching the last byte: recorded
- * whole (checked byte for byte in a perf sample, and once in ftrace); one
- * byte further is refused.
- */
-TEST_F(lim, max_payload_dynamic_data)
-{
-	struct {
-		__u32 idx;
-		__u32 n;
-		__u32 loc;
-		char data[MAX_PAYLOAD];
-	} buf;
-	static __u8 raw[COMMON_SIZE + MAX_PAYLOAD + 64];
-	const size_t fixed = 8, room = MAX_PAYLOAD - fixed;
-	const char *names[2] = { PREFIX "rel", PREFIX "dl" };
-	struct user_reg regs[2];
-	int k, size, ret;
-	char *text;
-
-	ASSERT_EQ(0, ue_instance_create(INSTANCE));
-	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "rel u32 n; __rel_loc char[] s",
-			    &regs[0]));
-	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "dl u32 n; __data_loc unsigned char[] d",
-			    &regs[1]));
-	for (k = 0; k < 2; k++) {
-		ASSERT_EQ(0, ue_enable(INSTANCE, names[k], true));
-		ret = ue_perf_ring_open(&self->perf[k], ue_event_id(names[k]),
-					RING_PAGES);
-		ASSERT_EQ(0, ret) {
-			TH_LOG("perf event of %s: %s", names[k], strerror(ret));
-		}
-	}
-
-	/* A string filling the payload up to its last byte, NUL included */
-	memset(&buf, 0, sizeof(buf));
-	buf.idx = regs[0].write_index;
-	buf.n = 1;
-	memset(buf.data, 'x', room - 1);
-	buf.data[room - 1] = '\0';
-	buf.loc = DYN_LOC(0, room);
-	ASSERT_EQ(4 + MAX_PAYLOAD, write(self->fd, &buf, 4 + MAX_PAYLOAD));
-
-	/* Past the payload by one byte, from either end */
-	buf.loc = DYN_LOC(0, room + 1);
-	ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD));
-	ASSERT_EQ(EFAULT, errno);
-	buf.loc = DYN_LOC(1, room);
-	ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD));
-	ASSERT_EQ(EFAULT, errno);
-	/* One byte more payload, which would cover it: too big */
-	buf.loc = DYN_LOC(0, room + 1);
-	ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD + 1));
-	ASSERT_EQ(E2BIG, errno);
-
-	/* The same with __data_loc: offsets count the common fields */
-	buf.idx = regs[1].write_index;
-	buf.n = 3;
-	buf.loc = DYN_LOC(COMMON_SIZE + fixed, room);
-	ASSERT_EQ(4 + MAX_PAYLOAD, write(self->fd, &buf, 4 + MAX_PAYLOAD));
-	buf.loc = DYN_LOC(COMMON_SIZE + fixed, room + 1);
-	ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD));
-	ASSERT_EQ(EFAULT, errno);
-	buf.loc = DYN_LOC(COMMON_SIZE + fixed + 1, room);
-	ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD));
-	ASSERT_EQ(EFAULT, errno);
-	buf.loc = DYN_LOC(COMMON_SIZE - 1, room);
-	ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD));
-	ASSERT_EQ(EFAULT, errno);
-
-	for (k = 0; k < 2; k++) {
-		/* perf got the record: common fields, then the payload */
-		size = ue_perf_raw_sample(&self->perf[k], 0, raw, sizeof(raw));
-		ASSERT_LE(COMMON_SIZE + MAX_PAYLOAD, size);
-		buf.n = k ? 3 : 1;
-		buf.loc = k ? DYN_LOC(COMMON_SIZE + fixed, room) : DYN_LOC(0, room);
-		ASSERT_EQ(0, memcmp(raw + COMMON_SIZE, &buf.n, MAX_PAYLOAD)) {
-			TH_LOG("%s: the perf sample differs from the payload",
-			       names[k]);
-		}
-		ue_perf_ring_close(&self->perf[k]);
-
-		/*
-		 * ftrace too, once; its text is too long for a trace line
-		 * ("[LINE TOO BIG]" follows the first field)
-		 */
-		text = ue_trace_collect(INSTANCE, names[k]);
-		ASSERT_NE(NULL, text);
-		ASSERT_EQ(0, strncmp(text, k ? "n=3 d=" : "n=1 s=", 6)) {
-			TH_LOG("%s: record \"%.60s\"", names[k], text);
-		}
-		free(text);
-		ASSERT_EQ(1, ue_trace_count(INSTANCE, names[k]));
-	}
 }
 
 /* Fixed fields that take the whole payload */
