@@ -127,6 +127,55 @@ group_message() {
 	sed '1,/^$/d' "$1"
 }
 
+# group_step_patch GROUPFILE: the group's step patch (NN-name.patch
+# beside NN-name.txt), or nothing.  It holds what the group's commit
+# changes in files that earlier groups added: the repository has only the
+# final version of a file, and a file built up over several commits gets
+# its earlier versions by reverse-applying the later groups' step patches.
+group_step_patch() {
+	local p=${1%.txt}.patch
+	[[ -f $p ]] && printf '%s\n' "$p"
+}
+
+# patch_paths PATCH: the tree paths a (git) diff edits.
+patch_paths() {
+	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$1" | LC_ALL=C sort -u
+}
+
+# step_blobs STATES: walk the groups from the last to the first and, for
+# each group with a step patch, write "GROUPFILE<TAB>PATH<TAB>BLOB" into
+# STATES for every path that any step patch edits: the path's content
+# at that group's commit.  Starts from the final content in the index.
+step_blobs() {
+	local states=$1 work g p path i
+	local -a groups paths
+	mapfile -t groups < <(group_files)
+	mapfile -t paths < <(for g in "${groups[@]}"; do
+		p=$(group_step_patch "$g") && patch_paths "$p"
+	done | LC_ALL=C sort -u)
+	: > "$states"
+	((${#paths[@]})) || return 0
+	work=$(mktemp -d)
+	for path in "${paths[@]}"; do
+		mkdir -p "$work/$(dirname "$path")"
+		tgit show ":$path" > "$work/$path" ||
+			die "apply: $path is edited by a step patch but is not in the series"
+	done
+	for ((i = ${#groups[@]} - 1; i >= 0; i--)); do
+		g=${groups[i]}
+		for path in "${paths[@]}"; do
+			[[ -f $work/$path ]] || continue
+			printf '%s\t%s\t%s\n' "$g" "$path" \
+				"$(tgit hash-object -w -- "$work/$path")" >> "$states"
+		done
+		p=$(group_step_patch "$g") || continue
+		(cd "$work" && GIT_CEILING_DIRECTORIES=$(dirname "$work") git apply -R "$p") ||
+			die "apply: $p does not reverse-apply to the files of the later" \
+				"commits; remake it from the commits (harness/series/README)"
+	done
+	rm -rf "$work"
+}
+
 # match_score PATH PATTERN: how specifically PATTERN covers PATH: 0 for not
 # at all, the pattern length for a directory, more for an exact file.
 match_score() {
@@ -179,9 +228,11 @@ series_date() {
 # commit_groups CHANGED_FILE: one commit per group, on a private index,
 # from the blobs the real index already holds; moves branch "series".
 commit_groups() {
-	local changed=$1 assignment idx parent tree commit g n=0 date
-	assignment=$(mktemp)
+	local changed=$1 assignment states idx parent tree commit g n=0 date blob
+	declare -A added=()
+	assignment=$(mktemp) states=$(mktemp)
 	assign_groups "$changed" > "$assignment"
+	step_blobs "$states"
 	idx=$(mktemp)
 	rm -f "$idx"
 	date=$(series_date)
@@ -190,21 +241,31 @@ commit_groups() {
 	while IFS= read -r g; do
 		local paths=()
 		mapfile -t paths < <(awk -F'\t' -v g="$g" '$1 == g { print $2 }' "$assignment")
-		if ((${#paths[@]} == 0)); then
+		if ((${#paths[@]} == 0)) && ! group_step_patch "$g" >/dev/null; then
 			warn "apply: nothing for $(basename "$g"), no commit"
 			continue
 		fi
+		local p
+		for p in "${paths[@]}"; do
+			added[$p]=1
+		done
 		# Present paths take their entry from the real index; absent ones
 		# are deletions (mode 0 removes the entry).
-		{
+		((${#paths[@]} == 0)) || {
 			tgit ls-files -s -- "${paths[@]}" |
 				awk '{ sub(/ [0-9]+\t/, "\t"); print }'
-			local p
 			for p in "${paths[@]}"; do
 				[[ -n $(tgit ls-files -- "$p") ]] ||
 					printf '0 0000000000000000000000000000000000000000\t%s\n' "$p"
 			done
 		} | GIT_INDEX_FILE=$idx tgit update-index --index-info
+		# Files that later step patches edit: this commit's version, for
+		# those that this or an earlier group added.
+		awk -F'\t' -v g="$g" '$1 == g { print $2 "\t" $3 }' "$states" |
+			while IFS=$'\t' read -r p blob; do
+				[[ -z ${added[$p]+x} ]] ||
+					printf '100644 %s\t%s\n' "$blob" "$p"
+			done | GIT_INDEX_FILE=$idx tgit update-index --index-info
 		tree=$(GIT_INDEX_FILE=$idx tgit write-tree)
 		commit=$(group_message "$g" |
 			GIT_AUTHOR_DATE=$date GIT_COMMITTER_DATE=$date \
@@ -212,7 +273,7 @@ commit_groups() {
 		parent=$commit
 		n=$((n + 1))
 	done < <(group_files)
-	rm -f "$idx" "$assignment"
+	rm -f "$idx" "$assignment" "$states"
 	[[ $(tgit rev-parse "$parent^{tree}") == "$(tgit write-tree)" ]] ||
 		die "apply: internal error: the commits do not add up to the tree"
 	tgit update-ref -m "harness apply" refs/heads/series "$parent"
