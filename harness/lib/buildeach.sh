@@ -18,13 +18,15 @@
 # to every commit through olddefconfig, so options that an earlier commit's
 # Kconfig does not know yet (SAMPLE_USER_EVENTS) come back when they appear.
 #
-# Per commit: the kernel (vmlinux, which builds the sample when
+# Per commit: the kernel (bzImage, which builds the sample when
 # SAMPLE_USER_EVENTS is set) and headers_install; from the commit on that
 # the series first changes samples/user_events/ the sample programs, from
-# the one that first changes the selftests the user_events kselftests.
+# the one that first changes the selftests the user_events kselftests,
+# which then run in the test VM (plain flavour) on the commit's kernel,
+# unless nothing they test changed since the previous commit.
 # A commit fails when a step fails, USER_EVENTS (or SAMPLE_USER_EVENTS,
-# once its Kconfig entry exists) is not in its .config, or the compiler
-# warns.  The result is recorded for the cover letter.
+# once its Kconfig entry exists) is not in its .config, the compiler
+# warns, or a selftest fails or the kernel log has a report.
 
 BE_DIR=$UE_CACHE/build-each
 BE_SRC=$BE_DIR/src                   # worktree, rebased commit by commit
@@ -82,7 +84,7 @@ be_commit() {
 		return 1
 	fi
 
-	run_logged "$BE_LOG" kmake -j"$JOBS" vmlinux ||
+	run_logged "$BE_LOG" kmake -j"$JOBS" bzImage ||
 		{ echo "kernel build failed"; return 1; }
 	steps+=", headers"
 	run_logged "$BE_LOG" kmake headers_install INSTALL_HDR_PATH="$BE_OUT/hdr" ||
@@ -113,7 +115,27 @@ be_commit() {
 		printf '%s\n' "$w" | sed "s|$BE_SRC/||; s/^/    /"
 		return 1
 	fi
+
+	if [[ $steps == *selftests* ]]; then
+		if git -C "$BE_SRC" diff --quiet HEAD~ HEAD -- kernel/ include/ mm/ "$ksft/"; then
+			steps+=" (not run: nothing they test changed)"
+		else
+			be_selftests || { echo "$steps; $BE_FAILS"; return 1; }
+			steps+=" ($VM_PASS passed)"
+		fi
+	fi
 	echo "$steps"
+}
+
+# be_selftests: run the commit's selftests on its kernel; BE_FAILS says
+# what failed.
+be_selftests() {
+	# shellcheck disable=SC2034 # used by vm_selftests and vm_boot
+	local KSFT_DIR=$BE_DIR/kselftest BZIMAGE=$BE_OUT/arch/x86/boot/bzImage \
+		RUNS_DIR=$BE_DIR/runs UE_FLAVOUR=''
+	vm_selftests "" 2>> "$BE_LOG"
+	BE_FAILS="selftests failed (run: $VM_SCRATCH): $(short_list 4 "${VM_FAILS[@]}")"
+	((${#VM_FAILS[@]} == 0 && VM_PASS > 0))
 }
 
 # cmd_build_each_commit: "harness/ue build-each-commit", run by git rebase

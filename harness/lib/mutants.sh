@@ -90,54 +90,7 @@ mut_tests() {
 	printf '%s\n' "${progs[@]}" | sort -u | paste -sd ' '
 }
 
-# mut_boot TESTS: boot the kernel of $BUILD_DIR and run the kselftest
-# programs TESTS (empty: all) and the kmemleak check.  Sets MUT_SCRATCH,
-# MUT_VMRC (0: the VM completed), MUT_PASS (passed test cases) and
-# MUT_FAILS: a VM that did not complete, the first line of each kernel
-# log report, the failed test cases.
-mut_boot() {
-	# Seen by the guest checks: scratch_cmd exports every UE_* variable.
-	# shellcheck disable=SC2034
-	local UE_KSELFTEST_DIR=$KSFT_DIR UE_KSELFTEST_TESTS=$1
-	local UE_GUEST_CHECKS="50-kselftest 60-kmemleak"
-	local scratch vmrc=0 check kind desc line klog first=1
-	scratch=$(scratch_new)
-	scratch_cmd "$scratch" run "$HARNESS_DIR/checks/guest-run"
-	# The output is in $scratch/output; only the harness's messages show.
-	vm_boot "$scratch" run "$(test_vm_timeout)" > /dev/null || vmrc=$?
-	MUT_SCRATCH=$scratch MUT_VMRC=$vmrc MUT_PASS=0 MUT_FAILS=()
-	((vmrc == 0)) || MUT_FAILS+=("vm: did not complete (status $vmrc)")
-
-	klog=$scratch/dmesg
-	[[ -s $klog ]] || klog=$scratch/console.log
-	if [[ -s $klog ]]; then
-		while IFS= read -r line; do
-			if [[ $line == @@@ ]]; then
-				first=1
-			elif ((first)); then
-				first=0
-				line=${line#\[*\] }       # the timestamp
-				MUT_FAILS+=("kernel-log: ${line:0:70}")
-			fi
-		done < <(klog_reports "$klog")
-	fi
-
-	for check in $UE_GUEST_CHECKS; do
-		if [[ ! -f $scratch/checks/$check.tap ]]; then
-			# A VM that died took the results with it: said above
-			((vmrc)) || MUT_FAILS+=("$check: no results")
-			continue
-		fi
-		while IFS=$'\t' read -r kind desc; do
-			case $kind in
-			PASS) MUT_PASS=$((MUT_PASS + 1)) ;;
-			FAIL) MUT_FAILS+=("$desc") ;;
-			esac
-		done < <(tap_count "$scratch/checks/$check.tap")
-	done
-}
-
-# mut_unmet FILE: what the Caught-by lines of FILE expect and MUT_FAILS
+# mut_unmet FILE: what the Caught-by lines of FILE expect and VM_FAILS
 # lacks: a listed test case that did not fail, "kmemleak" or "kernel-log"
 # with no report.  A program alone expects nothing of its own.
 mut_unmet() {
@@ -147,23 +100,12 @@ mut_unmet() {
 		[[ -n $cases ]] || cases=$prog
 		for c in $cases; do
 			hit=
-			for f in "${MUT_FAILS[@]}"; do
+			for f in "${VM_FAILS[@]}"; do
 				[[ $f == "$c" || $f == "$c:"* ]] && hit=1
 			done
 			[[ -n $hit ]] || printf '%s\n' "$c"
 		done
 	done < <(mut_field "$1" Caught-by)
-}
-
-# mut_list MAX ITEM...: the first MAX items, comma-separated, and how many
-# more there are.
-mut_list() {
-	local max=$1 out
-	shift
-	out=$(printf '%s, ' "${@:1:max}")
-	out=${out%, }
-	(($# <= max)) || out+=" (+$(($# - max)) more)"
-	printf '%s\n' "$out"
 }
 
 # mut_reset COMMIT: the worktree back at the series, any mutant undone.
@@ -202,12 +144,12 @@ mut_run() {
 	build_kernel
 	build_headers
 	build_selftests
-	mut_boot "$(mut_tests "${files[@]}")"
-	if ((${#MUT_FAILS[@]} || MUT_PASS == 0)); then
-		printf '  %s\n' "${MUT_FAILS[@]}" "$MUT_PASS test cases passed"
-		die "mutants: the series itself does not pass cleanly (run: $MUT_SCRATCH): nothing could be told from the mutants"
+	vm_selftests "$(mut_tests "${files[@]}")"
+	if ((${#VM_FAILS[@]} || VM_PASS == 0)); then
+		printf '  %s\n' "${VM_FAILS[@]}" "$VM_PASS test cases passed"
+		die "mutants: the series itself does not pass cleanly (run: $VM_SCRATCH): nothing could be told from the mutants"
 	fi
-	echo "baseline: $MUT_PASS test cases passed, kernel log clean"
+	echo "baseline: $VM_PASS test cases passed, kernel log clean"
 
 	for f in "${files[@]}"; do
 		name=$(basename "$f" .patch) tm=$(now)
@@ -219,11 +161,11 @@ mut_run() {
 		elif ! (build_kernel); then
 			status=ERROR fails="does not build (see $MUT_LOG)"
 		else
-			mut_boot "$(mut_tests "$f")"
-			if ((${#MUT_FAILS[@]})); then
-				status=caught fails=$(mut_list 4 "${MUT_FAILS[@]}")
+			vm_selftests "$(mut_tests "$f")"
+			if ((${#VM_FAILS[@]})); then
+				status=caught fails=$(short_list 4 "${VM_FAILS[@]}")
 			else
-				status=MISSED fails="all $MUT_PASS test cases passed"
+				status=MISSED fails="all $VM_PASS test cases passed"
 			fi
 		fi
 		case $status in
@@ -233,12 +175,12 @@ mut_run() {
 		esac
 		printf '  %-7s %-30s %s  (%ss)\n' "$status" "$name" "$fails" "$(($(now) - tm))"
 		# Unless the VM died before the tests could tell
-		if [[ $status == caught ]] && ((MUT_VMRC == 0)); then
+		if [[ $status == caught ]] && ((VM_RC == 0)); then
 			mapfile -t unmet < <(mut_unmet "$f")
 			((${#unmet[@]} == 0)) ||
 				printf '          expected to fail, did not: %s\n' "${unmet[*]}"
 		fi
-		[[ $status != caught ]] || fails=$(mut_list 8 "${MUT_FAILS[@]}")
+		[[ $status != caught ]] || fails=$(short_list 8 "${VM_FAILS[@]}")
 		rows+=("| $name | $status | $fails |")
 	done
 	mut_reset "$commit"

@@ -239,6 +239,64 @@ test_vm_timeout() {
 	printf '%s\n' "${UE_TEST_TIMEOUT:-${FLAVOUR_TEST_TIMEOUT[$(flavour_name)]:-900}}"
 }
 
+# short_list MAX ITEM...: the first MAX items, comma-separated, and how many
+# more there are.
+short_list() {
+	local max=$1 out
+	shift
+	out=$(printf '%s, ' "${@:1:max}")
+	out=${out%, }
+	(($# <= max)) || out+=" (+$(($# - max)) more)"
+	printf '%s\n' "$out"
+}
+
+# vm_selftests TESTS: boot $BZIMAGE and run the kselftest programs TESTS
+# of $KSFT_DIR (empty: all) and the kmemleak check.  Sets VM_SCRATCH,
+# VM_RC (0: the VM completed), VM_PASS (passed test cases) and VM_FAILS:
+# a VM that did not complete, the first line of each kernel log report,
+# the failed test cases.  For mutants and build-each.
+vm_selftests() {
+	# Seen by the guest checks: scratch_cmd exports every UE_* variable.
+	# shellcheck disable=SC2034
+	local UE_KSELFTEST_DIR=$KSFT_DIR UE_KSELFTEST_TESTS=$1
+	local UE_GUEST_CHECKS="50-kselftest 60-kmemleak"
+	local scratch vmrc=0 check kind desc line klog first=1
+	scratch=$(scratch_new)
+	scratch_cmd "$scratch" run "$HARNESS_DIR/checks/guest-run"
+	# The output is in $scratch/output; only the harness's messages show.
+	vm_boot "$scratch" run "$(test_vm_timeout)" > /dev/null || vmrc=$?
+	VM_SCRATCH=$scratch VM_RC=$vmrc VM_PASS=0 VM_FAILS=()
+	((vmrc == 0)) || VM_FAILS+=("vm: did not complete (status $vmrc)")
+
+	klog=$scratch/dmesg
+	[[ -s $klog ]] || klog=$scratch/console.log
+	if [[ -s $klog ]]; then
+		while IFS= read -r line; do
+			if [[ $line == @@@ ]]; then
+				first=1
+			elif ((first)); then
+				first=0
+				line=${line#\[*\] }       # the timestamp
+				VM_FAILS+=("kernel-log: ${line:0:70}")
+			fi
+		done < <(klog_reports "$klog")
+	fi
+
+	for check in $UE_GUEST_CHECKS; do
+		if [[ ! -f $scratch/checks/$check.tap ]]; then
+			# A VM that died took the results with it: said above
+			((vmrc)) || VM_FAILS+=("$check: no results")
+			continue
+		fi
+		while IFS=$'\t' read -r kind desc; do
+			case $kind in
+			PASS) VM_PASS=$((VM_PASS + 1)) ;;
+			FAIL) VM_FAILS+=("$desc") ;;
+			esac
+		done < <(tap_count "$scratch/checks/$check.tap")
+	done
+}
+
 # test_in_vm: boot the current flavour once, run harness/checks/guest-run,
 # count its results and the kernel log.
 test_in_vm() {
