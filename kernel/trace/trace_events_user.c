@@ -145,7 +145,6 @@ struct user_field {
  * @refcnt: one for existing, one per file slot, one per enabler, one per
  *	attached tracer
  * @enablers: the enable bits to maintain, under user_enabler_lock
- * @gc_link: entry in user_event_gc_list, while its deletion is considered
  * @name: event name: "NAME", or "NAME.ID" for a multi-format event
  * @fields: fields in record order
  * @nr_fields: number of @fields
@@ -163,7 +162,6 @@ struct user_event {
 	struct hlist_node node;
 	refcount_t refcnt;
 	struct list_head enablers;
-	struct list_head gc_link;
 	char *name;
 	struct user_field *fields;
 	int nr_fields;
@@ -270,9 +268,7 @@ static int user_events_max = USER_EVENTS_MAX_DEFAULT;
 /* Makes the NAME.ID of multi-format events unique */
 static u64 user_event_multi_id;
 
-/* Automatic events whose last reference went away, see user_event_put() */
-static LIST_HEAD(user_event_gc_list);
-static DEFINE_SPINLOCK(user_event_gc_lock);
+/* Deletes the automatic events nothing references, see user_event_put() */
 static void user_event_gc(struct work_struct *work);
 static DECLARE_WORK(user_event_gc_work, user_event_gc);
 
@@ -2035,7 +2031,6 @@ static int user_event_create(struct user_event_def *def, bool multi_format,
 	user->min_size = def->min_size;
 	user->multi_format = multi_format;
 	INIT_LIST_HEAD(&user->enablers);
-	INIT_LIST_HEAD(&user->gc_link);
 	def->fields = NULL;
 	def->nr_fields = 0;
 	if (!user->name) {
@@ -2131,9 +2126,6 @@ static int user_event_destroy(struct user_event *user)
 
 	dyn_event_remove(&user->devent);
 	hash_del(&user->node);
-	spin_lock(&user_event_gc_lock);
-	list_del_init(&user->gc_link);
-	spin_unlock(&user_event_gc_lock);
 	user_event_clear_status_index(user);
 	user_event_count--;
 	user_event_free(user);
@@ -2162,44 +2154,37 @@ static bool user_event_recorded(struct user_event *user)
 }
 
 /*
- * Drop a reference.  An automatic event (see user_event_register()) that
- * nothing references any more is deleted by user_event_gc(): the caller
- * may hold locks of the tracing core that deleting takes.
+ * Drop a reference.  Once an automatic event (see user_event_register())
+ * has no reference left but its own, user_event_gc() deletes it: the
+ * caller may hold locks of the tracing core that deleting takes.  Nothing
+ * of the event is touched after the decrement, which may let a concurrent
+ * delete free it.
  */
 static void user_event_put(struct user_event *user)
 {
-	/* Never the last: the event's own reference stays */
-	refcount_dec(&user->refcnt);
-	if (!READ_ONCE(user->auto_delete) || refcount_read(&user->refcnt) != 1)
-		return;
+	bool auto_delete = READ_ONCE(user->auto_delete);
+	int old;
 
-	spin_lock(&user_event_gc_lock);
-	if (list_empty(&user->gc_link))
-		list_add_tail(&user->gc_link, &user_event_gc_list);
-	spin_unlock(&user_event_gc_lock);
-	schedule_work(&user_event_gc_work);
+	/* Never the last: the event's own reference stays */
+	__refcount_dec(&user->refcnt, &old);
+	if (auto_delete && old == 2)
+		schedule_work(&user_event_gc_work);
 }
 
 /*
  * Delete the automatic events that nothing references any more.  One that
  * a trace buffer recorded stays, so that its records can still be read,
  * until it is deleted explicitly: deleting it would clear the buffer.
+ * The puts of many events, as at the exit of a process, run it once.
  */
 static void user_event_gc(struct work_struct *work)
 {
 	struct user_event *user;
-	LIST_HEAD(list);
+	struct hlist_node *tmp;
+	int bkt;
 
 	mutex_lock(&event_mutex);
-	spin_lock(&user_event_gc_lock);
-	list_splice_init(&user_event_gc_list, &list);
-	spin_unlock(&user_event_gc_lock);
-
-	while ((user = list_first_entry_or_null(&list, struct user_event,
-						gc_link))) {
-		spin_lock(&user_event_gc_lock);
-		list_del_init(&user->gc_link);
-		spin_unlock(&user_event_gc_lock);
+	hash_for_each_safe(user_event_names, bkt, tmp, user, node) {
 		if (user->auto_delete && !user_event_busy(user) &&
 		    !user_event_recorded(user))
 			user_event_destroy(user);
