@@ -26,7 +26,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,24 +37,7 @@
 #include <traceevent/trace-seq.h>
 #include <linux/user_events.h>
 
-static const char *const tracefs_paths[] = {
-	"/sys/kernel/tracing",
-	"/sys/kernel/debug/tracing",
-	NULL
-};
-
-/* Set by SIGINT and SIGTERM */
-static int stop;
-
-static void on_signal(int sig)
-{
-	__atomic_store_n(&stop, sig, __ATOMIC_RELAXED);
-}
-
-static bool stopped(void)
-{
-	return __atomic_load_n(&stop, __ATOMIC_RELAXED);
-}
+#include "sample.h"
 
 static void usage(const char *prog)
 {
@@ -359,7 +341,6 @@ int main(int argc, char **argv)
 	struct tep_event *event;
 	struct timespec start;
 	double duration = 0;
-	struct sigaction sa;
 	bool got_data;
 	void *page = NULL;
 	int *fds = NULL;
@@ -397,10 +378,7 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	catch_stop_signals();
 
 	tep = tep_alloc();
 	if (!tep)

@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -32,6 +31,8 @@
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <linux/user_events.h>
+
+#include "sample.h"
 
 #define EVENT_NAME "example_event"
 
@@ -75,25 +76,6 @@ static_assert(sizeof(struct example_payload) == 48,
  * first field in events/user_events/example_event/format.
  */
 #define COMMON_FIELDS_SIZE 8
-
-static const char *const tracefs_paths[] = {
-	"/sys/kernel/tracing",
-	"/sys/kernel/debug/tracing",
-	NULL
-};
-
-/* Set by SIGINT and SIGTERM: stop the loop and clean up */
-static int stop;
-
-static void on_signal(int sig)
-{
-	__atomic_store_n(&stop, sig, __ATOMIC_RELAXED);
-}
-
-static bool stopped(void)
-{
-	return __atomic_load_n(&stop, __ATOMIC_RELAXED);
-}
 
 /*
  * The kernel sets and clears the status byte at any time: read it anew at
@@ -276,7 +258,6 @@ int main(int argc, char **argv)
 	int data_fd, status_fd, opt, ret = EXIT_SUCCESS;
 	bool delete = false;
 	long i, written = 0;
-	struct sigaction sa;
 	char message[64];
 	__u8 status;
 
@@ -307,10 +288,7 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	catch_stop_signals();
 
 	data_fd = open_tracefs(tracefs, "user_events_data", O_RDWR);
 	if (data_fd < 0) {

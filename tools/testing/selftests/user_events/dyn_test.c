@@ -79,94 +79,70 @@ static const struct good_case good_cases[] = {
 	{ "BPF_ITER", "", NULL },
 };
 
+/* Commands refused with one errno and one error_log message */
 struct bad_case {
-	/*
-	 * name_args as given to DIAG_IOCSREG ("u:" is put in front for
-	 * dynamic_events).  An '@' marks where the error_log caret must
-	 * point and is removed before use; without '@' the caret is only
-	 * checked to be within the command.
-	 */
-	const char *cmd;
 	int err;
 	const char *msg;	/* error_log message, or NULL to not check */
+	/*
+	 * name_args as given to DIAG_IOCSREG ("u:" is put in front for
+	 * dynamic_events), up to a NULL.  An '@' marks where the error_log
+	 * caret must point and is removed before use; without '@' the caret
+	 * is only checked to be within the command.  Bytes above 0x7f are
+	 * there because the kernel's isalnum() takes Latin-1 letters.
+	 */
+	const char *cmds[10];
 };
 
+#define BAD PREFIX "bad "
+
 static const struct bad_case bad_cases[] = {
-	{ PREFIX "bad u32 a; @bogus b", EINVAL, "Unknown field type" },
-	{ PREFIX "bad @s128 a", EINVAL, "Unknown field type" },
-	{ PREFIX "bad @unsigned a", EINVAL, NULL },
-	{ PREFIX "bad @u32[4] a", EINVAL, NULL },
-	{ PREFIX "bad @__data_loc char a", EINVAL, NULL },
-	{ PREFIX "bad @__data_loc u32 a", EINVAL, NULL },
-	{ "@1" PREFIX "bad u32 a", EINVAL, "Invalid event name" },
-	{ "@ue-dyn-bad u32 a", EINVAL, "Invalid event name" },
-	{ "@ue/dyn_bad u32 a", EINVAL, "Invalid event name" },
-	{ "@ue.dyn_bad u32 a", EINVAL, "Invalid event name" },
-	/* Files of the user_events system directory */
-	{ "@enable u32 a", EINVAL, "Invalid event name" },
-	{ "@filter u32 a", EINVAL, "Invalid event name" },
-	{ "@" NAME64 "x u32 a", EINVAL, "Event name is too long" },
-	{ PREFIX "bad @long a", EINVAL,
-	  "Type has no fixed size, use s64/u64 or s32/u32" },
-	{ PREFIX "bad u32 a; @unsigned long b", EINVAL,
-	  "Type has no fixed size, use s64/u64 or s32/u32" },
+	{ EINVAL, "Unknown field type", {
+		BAD "u32 a; @bogus b", BAD "@s128 a", BAD "struct @t\xc2g s 4" } },
+	{ EINVAL, NULL, {
+		BAD "@unsigned a", BAD "@u32[4] a", BAD "@__data_loc char a",
+		BAD "@__data_loc u32 a", BAD "@char[-1] a", BAD "@char[] a",
+		BAD "@char[x] a" } },
+	/* The last two are files of the user_events system directory */
+	{ EINVAL, "Invalid event name", {
+		"@1" BAD "u32 a", "@ue-dyn-bad u32 a", "@ue/dyn_bad u32 a",
+		"@ue.dyn_bad u32 a", "@" PREFIX "bad\xc2 u32 a",
+		"@\xe9" BAD "u32 a", "@" PREFIX "b\xc3\xa9 u32 a",
+		"@enable u32 a", "@filter u32 a" } },
+	{ EINVAL, "Event name is too long", { "@" NAME64 "x u32 a" } },
+	{ EINVAL, "Type has no fixed size, use s64/u64 or s32/u32", {
+		BAD "@long a", BAD "u32 a; @unsigned long b" } },
 	/* A missing token: the caret marks where it should have been */
-	{ PREFIX "bad u32@", EINVAL, "Missing field name" },
-	{ PREFIX "bad u32 a; u64@", EINVAL, "Missing field name" },
-	{ PREFIX "bad u32 @1a", EINVAL, "Invalid field name" },
-	{ PREFIX "bad u32 @a-b", EINVAL, "Invalid field name" },
-	{ PREFIX "bad u32 @a.b", EINVAL, "Invalid field name" },
-	{ PREFIX "bad u32 a; u64 @a", EINVAL, "Duplicate field name" },
-	{ PREFIX "bad u32 abc; char[4] x; s8 @abc", EINVAL,
-	  "Duplicate field name" },
+	{ EINVAL, "Missing field name", { BAD "u32@", BAD "u32 a; u64@" } },
+	{ EINVAL, "Invalid field name", {
+		BAD "u32 @1a", BAD "u32 @a-b", BAD "u32 @a.b", BAD "u32 @f\xe9",
+		BAD "u32 a; u8 @\xc2z" } },
 	/* The names of the common fields are taken */
-	{ PREFIX "bad u32 @common_pid", EINVAL, "Duplicate field name" },
-	{ PREFIX "bad @char[0] a", EINVAL, "Invalid array size" },
-	{ PREFIX "bad @char[1025] a", EINVAL, "Invalid array size" },
-	{ PREFIX "bad @char[9999] a", EINVAL, "Invalid array size" },
-	{ PREFIX "bad @char[0x401] a", EINVAL, "Invalid array size" },
-	{ PREFIX "bad @unsigned char[0] a", EINVAL, "Invalid array size" },
-	/* Array size literals longer than 6 characters */
-	{ PREFIX "bad @char[99999999999999999999999999999] a", EINVAL,
-	  "Array size literal is longer than 6 characters" },
-	{ PREFIX "bad @char[0x0000000000001] a", EINVAL,
-	  "Array size literal is longer than 6 characters" },
-	{ PREFIX "bad @char[0000020] a", EINVAL,
-	  "Array size literal is longer than 6 characters" },
-	{ PREFIX "bad @char[1234567] a", EINVAL,
-	  "Array size literal is longer than 6 characters" },
-	{ PREFIX "bad u8 a; @unsigned char[0x00400] b", EINVAL,
-	  "Array size literal is longer than 6 characters" },
+	{ EINVAL, "Duplicate field name", {
+		BAD "u32 a; u64 @a", BAD "u32 abc; char[4] x; s8 @abc",
+		BAD "u32 @common_pid" } },
+	{ EINVAL, "Invalid array size", {
+		BAD "@char[0] a", BAD "@char[1025] a", BAD "@char[9999] a",
+		BAD "@char[0x401] a", BAD "@unsigned char[0] a" } },
+	{ EINVAL, "Array size literal is longer than 6 characters", {
+		BAD "@char[99999999999999999999999999999] a",
+		BAD "@char[0x0000000000001] a", BAD "@char[0000020] a",
+		BAD "@char[1234567] a", BAD "u8 a; @unsigned char[0x00400] b" } },
 	/* Struct tags the tracing core would read as a string */
-	{ PREFIX "bad struct @__data_loc_char s 1", EINVAL,
-	  "Struct type would be read as a string" },
-	{ PREFIX "bad struct @__rel_loc_char s 4", EINVAL,
-	  "Struct type would be read as a string" },
-	{ PREFIX "bad struct @x__data_loc_charx s 4", EINVAL,
-	  "Struct type would be read as a string" },
-	{ PREFIX "bad u32 a; struct @char__rel_loc s 4", EINVAL,
-	  "Struct type would be read as a string" },
-	/* Bytes above 0x7f: the kernel's isalnum() takes Latin-1 letters */
-	{ "@" PREFIX "bad\xc2 u32 a", EINVAL, "Invalid event name" },
-	{ "@\xe9" PREFIX "bad u32 a", EINVAL, "Invalid event name" },
-	{ "@" PREFIX "b\xc3\xa9 u32 a", EINVAL, "Invalid event name" },
-	{ PREFIX "bad u32 @f\xe9", EINVAL, "Invalid field name" },
-	{ PREFIX "bad u32 a; u8 @\xc2z", EINVAL, "Invalid field name" },
-	{ PREFIX "bad struct @t\xc2g s 4", EINVAL, "Unknown field type" },
-	{ PREFIX "bad @char[-1] a", EINVAL, NULL },
-	{ PREFIX "bad @char[] a", EINVAL, NULL },
-	{ PREFIX "bad @char[x] a", EINVAL, NULL },
-	{ PREFIX "bad struct foo a@", EINVAL, "Struct field needs a size" },
-	{ PREFIX "bad struct foo a @0", EINVAL, "Invalid struct size" },
-	{ PREFIX "bad struct foo a @1025", EINVAL, "Invalid struct size" },
-	{ PREFIX "bad struct foo a @x", EINVAL, "Invalid struct size" },
-	{ PREFIX "bad u32 a @4", EINVAL, "Unexpected token" },
-	{ PREFIX "bad char[4] a @4", EINVAL, "Unexpected token" },
-	{ PREFIX "bad u32 a;@;u32 b", EINVAL, "Empty field" },
-	{ PREFIX "bad u32 a; @; u32 b", EINVAL, "Empty field" },
-	{ PREFIX "bad @;u32 a", EINVAL, "Empty field" },
-	{ PREFIX "bad char[1024] a; char[1024] b; char[1024] c; char[977] d",
-	  E2BIG, NULL },
+	{ EINVAL, "Struct type would be read as a string", {
+		BAD "struct @__data_loc_char s 1",
+		BAD "struct @__rel_loc_char s 4",
+		BAD "struct @x__data_loc_charx s 4",
+		BAD "u32 a; struct @char__rel_loc s 4" } },
+	{ EINVAL, "Struct field needs a size", { BAD "struct foo a@" } },
+	{ EINVAL, "Invalid struct size", {
+		BAD "struct foo a @0", BAD "struct foo a @1025",
+		BAD "struct foo a @x" } },
+	{ EINVAL, "Unexpected token", {
+		BAD "u32 a @4", BAD "char[4] a @4" } },
+	{ EINVAL, "Empty field", {
+		BAD "u32 a;@;u32 b", BAD "u32 a; @; u32 b", BAD "@;u32 a" } },
+	{ E2BIG, NULL, {
+		BAD "char[1024] a; char[1024] b; char[1024] c; char[977] d" } },
 };
 
 FIXTURE(dyn) {
@@ -400,25 +376,43 @@ static void check_log(struct __test_metadata *_metadata, const char *name_args,
 	}
 }
 
-TEST_F(dyn, rejected_ioctl)
+/*
+ * Give every command of bad_cases to DIAG_IOCSREG on @fd, or to
+ * dynamic_events when @fd is -1: each must be refused as its case says
+ */
+static void check_rejected(struct __test_metadata *_metadata, int fd)
 {
-	char cmd[256];
+	const char *shown;
 	struct user_reg reg;
-	size_t i;
-	int caret;
+	char cmd[256];
+	size_t i, j;
+	int caret, ret;
 
 	for (i = 0; i < ARRAY_SIZE(bad_cases); i++) {
 		const struct bad_case *c = &bad_cases[i];
 
-		caret = strip_marker(c->cmd, cmd, sizeof(cmd));
-		ASSERT_EQ(0, ue_clear_error_log());
-		ASSERT_EQ(c->err, ue_reg(self->fd, cmd, &reg)) {
-			TH_LOG("\"%s\"", cmd);
+		for (j = 0; j < ARRAY_SIZE(c->cmds) && c->cmds[j]; j++) {
+			memcpy(cmd, "u:", 2);
+			caret = strip_marker(c->cmds[j], cmd + 2,
+					     sizeof(cmd) - 2);
+			shown = fd == -1 ? cmd : cmd + 2;
+			ASSERT_EQ(0, ue_clear_error_log());
+			ret = fd == -1 ? ue_dyn(cmd) : ue_reg(fd, cmd + 2, &reg);
+			ASSERT_EQ(c->err, ret) {
+				TH_LOG("\"%s\"", shown);
+			}
+			ASSERT_FALSE(ue_event_exists(PREFIX "bad"));
+			if (c->msg)
+				check_log(_metadata, cmd + 2, c->msg, caret);
 		}
-		ASSERT_FALSE(ue_event_exists(PREFIX "bad"));
-		if (c->msg)
-			check_log(_metadata, cmd, c->msg, caret);
 	}
+}
+
+TEST_F(dyn, rejected_ioctl)
+{
+	struct user_reg reg;
+
+	check_rejected(_metadata, self->fd);
 
 	/* None of that used up a write slot */
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "after u32 a", &reg));
@@ -427,23 +421,7 @@ TEST_F(dyn, rejected_ioctl)
 
 TEST_F(dyn, rejected_dynamic_events)
 {
-	char cmd[256];
-	size_t i;
-	int caret;
-
-	for (i = 0; i < ARRAY_SIZE(bad_cases); i++) {
-		const struct bad_case *c = &bad_cases[i];
-
-		memcpy(cmd, "u:", 2);
-		caret = strip_marker(c->cmd, cmd + 2, sizeof(cmd) - 2);
-		ASSERT_EQ(0, ue_clear_error_log());
-		ASSERT_EQ(c->err, ue_dyn(cmd)) {
-			TH_LOG("\"%s\"", cmd);
-		}
-		ASSERT_FALSE(ue_event_exists(PREFIX "bad"));
-		if (c->msg)
-			check_log(_metadata, cmd + 2, c->msg, caret);
-	}
+	check_rejected(_metadata, -1);
 	ASSERT_FALSE(listed(PREFIX "bad", NULL));
 }
 
@@ -535,28 +513,54 @@ TEST_F(dyn, exists_with_other_fields)
 	ASSERT_TRUE(listed(PREFIX "ex", "u32 a"));
 }
 
+/*
+ * Make event @name with @fields through dynamic_events: none of the
+ * deletes with the fields of @misses (up to a NULL) may remove it, the
+ * delete with the fields @hit must.
+ */
+static void check_delete(struct __test_metadata *_metadata, const char *name,
+			 const char *fields, const char *const *misses,
+			 const char *hit)
+{
+	char cmd[256];
+	int i;
+
+	snprintf(cmd, sizeof(cmd), "u:%s %s", name, fields);
+	ASSERT_EQ(0, ue_dyn(cmd));
+	ASSERT_TRUE(listed(name, fields));
+
+	for (i = 0; misses[i]; i++) {
+		snprintf(cmd, sizeof(cmd), "!u:%s %s", name, misses[i]);
+		ASSERT_EQ(ENOENT, ue_dyn(cmd)) {
+			TH_LOG("\"%s\"", cmd);
+		}
+	}
+	ASSERT_TRUE(ue_event_exists(name));
+	ASSERT_TRUE(listed(name, fields));
+
+	snprintf(cmd, sizeof(cmd), "!u:%s %s", name, hit);
+	ASSERT_EQ(0, ue_dyn(cmd)) {
+		TH_LOG("\"%s\"", cmd);
+	}
+	ASSERT_FALSE(ue_event_exists(name));
+	ASSERT_FALSE(listed(name, NULL));
+}
+
+static const char *const no_misses[] = { NULL };
+
 TEST_F(dyn, delete_matching)
 {
-	ASSERT_EQ(0, ue_dyn("u:" PREFIX "m u32 a; char[16] b"));
-	ASSERT_TRUE(listed(PREFIX "m", "u32 a; char[16] b"));
-
 	/* Fields that differ in any way do not match */
-	ASSERT_EQ(ENOENT, ue_dyn("!u:" PREFIX "m u32 b"));
-	ASSERT_EQ(ENOENT, ue_dyn("!u:" PREFIX "m u32 a"));
-	ASSERT_EQ(ENOENT, ue_dyn("!u:" PREFIX "m u32 a; char[16] b; u8 c"));
-	ASSERT_EQ(ENOENT, ue_dyn("!u:" PREFIX "m u32 a; char[17] b"));
-	ASSERT_EQ(ENOENT, ue_dyn("!u:" PREFIX "m char[16] b; u32 a"));
-	ASSERT_TRUE(ue_event_exists(PREFIX "m"));
-	ASSERT_TRUE(listed(PREFIX "m", "u32 a; char[16] b"));
+	static const char *const misses[] = {
+		"u32 b", "u32 a", "u32 a; char[16] b; u8 c",
+		"u32 a; char[17] b", "char[16] b; u32 a", NULL
+	};
 
 	/* Blanks and a trailing ';' do not matter */
-	ASSERT_EQ(0, ue_dyn("!u:" PREFIX "m u32 a;char[16] b;"));
-	ASSERT_FALSE(ue_event_exists(PREFIX "m"));
-	ASSERT_FALSE(listed(PREFIX "m", NULL));
-
-	ASSERT_EQ(0, ue_dyn("u:" PREFIX "m2 u32 a; char[16] b"));
-	ASSERT_EQ(0, ue_dyn("!u:" PREFIX "m2   u32 a ;  char[16] b"));
-	ASSERT_FALSE(ue_event_exists(PREFIX "m2"));
+	check_delete(_metadata, PREFIX "m", "u32 a; char[16] b", misses,
+		     "u32 a;char[16] b;");
+	check_delete(_metadata, PREFIX "m2", "u32 a; char[16] b", no_misses,
+		     "  u32 a ;  char[16] b");
 
 	/* Unknown names */
 	ASSERT_EQ(ENOENT, ue_dyn("!u:" PREFIX "nosuch"));
@@ -565,22 +569,17 @@ TEST_F(dyn, delete_matching)
 
 TEST_F(dyn, delete_struct)
 {
-	ASSERT_EQ(0, ue_dyn("u:" PREFIX "s u32 a; struct T s 20"));
-	ASSERT_TRUE(listed(PREFIX "s", "u32 a; struct T s 20"));
-
-	ASSERT_EQ(ENOENT, ue_dyn("!u:" PREFIX "s u32 a; struct T s 21"));
-	ASSERT_EQ(ENOENT, ue_dyn("!u:" PREFIX "s u32 a; struct U s"));
-	ASSERT_EQ(ENOENT, ue_dyn("!u:" PREFIX "s u32 a; struct T t"));
-	ASSERT_TRUE(ue_event_exists(PREFIX "s"));
+	static const char *const misses[] = {
+		"u32 a; struct T s 21", "u32 a; struct U s",
+		"u32 a; struct T t", NULL
+	};
 
 	/* The size may be left out */
-	ASSERT_EQ(0, ue_dyn("!u:" PREFIX "s u32 a; struct T s"));
-	ASSERT_FALSE(ue_event_exists(PREFIX "s"));
-
+	check_delete(_metadata, PREFIX "s", "u32 a; struct T s 20", misses,
+		     "u32 a; struct T s");
 	/* Or given */
-	ASSERT_EQ(0, ue_dyn("u:" PREFIX "s2 struct T s 20"));
-	ASSERT_EQ(0, ue_dyn("!u:" PREFIX "s2 struct T s 20"));
-	ASSERT_FALSE(ue_event_exists(PREFIX "s2"));
+	check_delete(_metadata, PREFIX "s2", "struct T s 20", no_misses,
+		     "struct T s 20");
 }
 
 TEST_F(dyn, delete_busy)
@@ -774,10 +773,8 @@ TEST_F(dyn, name_taken_by_eprobe)
 	ASSERT_EQ(0, ue_clear_trace(NULL));
 	ASSERT_EQ(0, ue_eprobe_enable(USER_EVENTS_SYSTEM, EP_TAKEN, true));
 	ASSERT_EQ(8, ue_emit(self->fd, 0, &v, sizeof(v)));
-	text = ue_trace_collect(NULL, EP_TAKEN);
-	ASSERT_NE(NULL, text);
-	EXPECT_STREQ("(" USER_EVENTS_SYSTEM "." PREFIX "base) v=7\n", text);
-	free(text);
+	UE_ASSERT_TRACE(NULL, EP_TAKEN,
+			"(" USER_EVENTS_SYSTEM "." PREFIX "base) v=7\n");
 
 	/* Once it is gone, the name is free */
 	ASSERT_EQ(0, ue_eprobe_remove(USER_EVENTS_SYSTEM, EP_TAKEN));

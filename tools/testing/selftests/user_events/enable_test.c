@@ -70,6 +70,15 @@ static void __attribute__((constructor)) en_exec_image(void)
 }
 
 /*
+ * Enable or disable event @name for ftrace (in @instance, or the top
+ * level); the value at @p must then be @want
+ */
+#define EN_SWITCH(instance, name, on, p, want) do {			\
+	ASSERT_EQ(0, ue_enable(instance, name, on));			\
+	ASSERT_EQ(want, *(p));						\
+} while (0)
+
+/*
  * The enable bits this process registered, unregistered at teardown:
  * they belong to the address space, which outlives the test's fds.
  */
@@ -105,11 +114,12 @@ static void en_untrack(__u64 addr, __u8 bit)
 /* DIAG_IOCSREG with @reg; 0 or errno */
 static int en_ioctl_reg(int fd, struct user_reg *reg)
 {
-	if (ioctl(fd, DIAG_IOCSREG, reg) == -1)
-		return errno;
-	en_track(reg->enable_addr, reg->enable_bit);
+	int ret = ue_ioctl(fd, DIAG_IOCSREG, reg);
 
-	return 0;
+	if (!ret)
+		en_track(reg->enable_addr, reg->enable_bit);
+
+	return ret;
 }
 
 /* ue_reg_bit(), tracking the registration for the teardown */
@@ -304,16 +314,7 @@ static long en_get_max(void)
 /* Write @text to kernel.user_events_max; 0 or errno */
 static int en_set_max_text(const char *text)
 {
-	int fd = open(MAX_PATH, O_WRONLY | O_CLOEXEC);
-	int ret = 0;
-
-	if (fd == -1)
-		return errno;
-	if (write(fd, text, strlen(text)) == -1)
-		ret = errno;
-	close(fd);
-
-	return ret;
+	return ue_write_path(MAX_PATH, text, strlen(text), 0);
 }
 
 static int en_set_max(long max)
@@ -608,29 +609,26 @@ TEST_F(en, reg_sizes)
 		if (size == sizeof(struct ue_status_reg))
 			continue;
 		big->reg.size = size;
-		ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, big));
-		ASSERT_EQ(EINVAL, errno);
+		ASSERT_EQ(EINVAL, ue_ioctl(self->fd, DIAG_IOCSREG, big)) {
+			TH_LOG("size %u", size);
+		}
 	}
 
 	/* Bigger than known: the unknown bytes must be zero */
 	big->reg.size = sizeof(struct user_reg) + 1;
 	big->tail[0] = 1;
-	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, big));
-	ASSERT_EQ(E2BIG, errno);
+	ASSERT_EQ(E2BIG, ue_ioctl(self->fd, DIAG_IOCSREG, big));
 	big->tail[0] = 0;
 	big->tail[UE_PAGE_SIZE - sizeof(struct user_reg) - 1] = 1;
 	big->reg.size = UE_PAGE_SIZE;
-	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, big));
-	ASSERT_EQ(E2BIG, errno);
+	ASSERT_EQ(E2BIG, ue_ioctl(self->fd, DIAG_IOCSREG, big));
 	big->tail[UE_PAGE_SIZE - sizeof(struct user_reg) - 1] = 0;
 
 	/* Beyond a page: E2BIG, whatever the bytes */
 	big->reg.size = UE_PAGE_SIZE + 1;
-	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, big));
-	ASSERT_EQ(E2BIG, errno);
+	ASSERT_EQ(E2BIG, ue_ioctl(self->fd, DIAG_IOCSREG, big));
 	big->reg.size = ~0U;
-	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, big));
-	ASSERT_EQ(E2BIG, errno);
+	ASSERT_EQ(E2BIG, ue_ioctl(self->fd, DIAG_IOCSREG, big));
 
 	/* None of that created the event or touched the value */
 	ASSERT_FALSE(ue_event_exists(PREFIX "size_bad"));
@@ -669,19 +667,15 @@ TEST_F(en, reg_sizes_status_layout)
 	big.reg.size = sizeof(big);
 	big.reg.name_args = (__u64)(uintptr_t)name;
 	big.tail[15] = 1;
-	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &big));
-	ASSERT_EQ(E2BIG, errno);
+	ASSERT_EQ(E2BIG, ue_ioctl(self->fd, DIAG_IOCSREG, &big));
 	big.tail[15] = 0;
 	big.reg.size = UE_PAGE_SIZE + 1;
-	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &big));
-	ASSERT_EQ(E2BIG, errno);
+	ASSERT_EQ(E2BIG, ue_ioctl(self->fd, DIAG_IOCSREG, &big));
 
 	big.reg.size = sizeof(big);
-	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &big));
-	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(EINVAL, ue_ioctl(self->fd, DIAG_IOCSREG, &big));
 	big.reg.size = 28;
-	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &big));
-	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(EINVAL, ue_ioctl(self->fd, DIAG_IOCSREG, &big));
 	ASSERT_FALSE(ue_event_exists(PREFIX "size_st"));
 }
 
@@ -774,17 +768,15 @@ TEST_F(en, reg_efault)
 	reg->enable_addr = (__u64)(uintptr_t)self->page;
 	reg->name_args = (__u64)(uintptr_t)cmd;
 	ASSERT_EQ(0, mprotect(pages, UE_PAGE_SIZE, PROT_READ));
-	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, reg));
-	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(EFAULT, ue_ioctl(self->fd, DIAG_IOCSREG, reg));
 
 	/* The struct running into the inaccessible page */
 	ASSERT_EQ(0, mprotect(pages, UE_PAGE_SIZE, PROT_READ | PROT_WRITE));
 	reg = (struct user_reg *)(pages + UE_PAGE_SIZE - 8);
 	reg->size = sizeof(*reg);
-	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, reg));
-	ASSERT_EQ(EFAULT, errno);
-	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, pages + UE_PAGE_SIZE));
-	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(EFAULT, ue_ioctl(self->fd, DIAG_IOCSREG, reg));
+	ASSERT_EQ(EFAULT, ue_ioctl(self->fd, DIAG_IOCSREG,
+				   pages + UE_PAGE_SIZE));
 
 	/* Nothing made, no slot used, the bit untouched */
 	ASSERT_FALSE(ue_event_exists(PREFIX "fault"));
@@ -863,10 +855,8 @@ TEST_F(en, reg_eaddrinuse)
 	close(fd2);
 
 	/* The first registration is still in place */
-	ASSERT_EQ(0, ue_enable(NULL, PREFIX "inuse_a", true));
-	ASSERT_EQ(1, *word);
-	ASSERT_EQ(0, ue_enable(NULL, PREFIX "inuse_a", false));
-	ASSERT_EQ(0, *word);
+	EN_SWITCH(NULL, PREFIX "inuse_a", true, word, 1);
+	EN_SWITCH(NULL, PREFIX "inuse_a", false, word, 0);
 }
 
 /* In the program's data and bss, the usual home of enable bits */
@@ -955,7 +945,6 @@ TEST_F_TIMEOUT(bit, attach_detach, LONG_TIMEOUT)
 	__u64 ones = size == 4 ? 0xffffffffULL : ~0ULL;
 	struct ue_perf_ring ring;
 	__u32 idx, v, raw[16];
-	char *text;
 	int id;
 
 	/* The other bits set, and the bytes around the value marked */
@@ -976,10 +965,7 @@ TEST_F_TIMEOUT(bit, attach_detach, LONG_TIMEOUT)
 	ASSERT_EQ(0, ue_enable(NULL, name, false));
 	ASSERT_EQ(ones & ~mask, ue_load(value, size));
 	ASSERT_TRUE(neighbours_intact(page, variant->offset, size));
-	text = ue_trace_collect(NULL, name);
-	ASSERT_NE(NULL, text);
-	ASSERT_STREQ("v=1234\n", text);
-	free(text);
+	UE_ASSERT_TRACE(NULL, name, "v=1234\n");
 
 	/* perf: the same */
 	ASSERT_EQ(0, ue_perf_ring_open(&ring, id, 1));
@@ -1026,22 +1012,17 @@ TEST_F(en, consumers)
 	ASSERT_EQ(0, ue_instance_create(INSTANCE));
 
 	/* Set while any consumer is attached, cleared after the last */
-	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_EQ(1 << 5, *word);
-	ASSERT_EQ(0, ue_enable(INSTANCE, name, true));
-	ASSERT_EQ(1 << 5, *word);
+	EN_SWITCH(NULL, name, true, word, 1 << 5);
+	EN_SWITCH(INSTANCE, name, true, word, 1 << 5);
 	perf_fd = ue_perf_open(ue_event_id(name), 0, -1);
 	ASSERT_NE(-1, perf_fd);
-	ASSERT_EQ(0, ue_enable(NULL, name, false));
-	ASSERT_EQ(1 << 5, *word);
-	ASSERT_EQ(0, ue_enable(INSTANCE, name, false));
-	ASSERT_EQ(1 << 5, *word);
+	EN_SWITCH(NULL, name, false, word, 1 << 5);
+	EN_SWITCH(INSTANCE, name, false, word, 1 << 5);
 	close(perf_fd);
 	ASSERT_EQ(0, *word);
 
 	/* An instance removed with the event enabled detaches it too */
-	ASSERT_EQ(0, ue_enable(INSTANCE, name, true));
-	ASSERT_EQ(1 << 5, *word);
+	EN_SWITCH(INSTANCE, name, true, word, 1 << 5);
 	ASSERT_EQ(0, ue_instance_remove(INSTANCE));
 	ASSERT_EQ(0, *word);
 }
@@ -1052,7 +1033,6 @@ TEST_F(en, bits_of_one_word)
 	__u32 *word = (__u32 *)self->page;
 	__u32 base = 0x80000001, idx_a, idx_b, idx;
 	__u32 v = 5;
-	char *text;
 
 	/* Bits 0 and 31 are the program's; a on 3 and 5, b on 4 */
 	*word = base;
@@ -1067,33 +1047,21 @@ TEST_F(en, bits_of_one_word)
 	ASSERT_EQ(idx_a, idx);
 	ASSERT_EQ(base, *word);
 
-	ASSERT_EQ(0, ue_enable(NULL, a, true));
-	ASSERT_EQ(base | 1 << 3 | 1 << 5, *word);
-	ASSERT_EQ(0, ue_enable(NULL, b, true));
-	ASSERT_EQ(base | 1 << 3 | 1 << 4 | 1 << 5, *word);
+	EN_SWITCH(NULL, a, true, word, base | 1 << 3 | 1 << 5);
+	EN_SWITCH(NULL, b, true, word, base | 1 << 3 | 1 << 4 | 1 << 5);
 	ASSERT_EQ(8, ue_emit(self->fd, idx_a, &v, sizeof(v)));
 	v = 6;
 	ASSERT_EQ(8, ue_emit(self->fd, idx_b, &v, sizeof(v)));
-	ASSERT_EQ(0, ue_enable(NULL, a, false));
-	ASSERT_EQ(base | 1 << 4, *word);
+	EN_SWITCH(NULL, a, false, word, base | 1 << 4);
 
 	/* One of a's bits gone: the other one still follows a */
 	ASSERT_EQ(0, en_unreg(self->fd, word, 3));
-	ASSERT_EQ(0, ue_enable(NULL, a, true));
-	ASSERT_EQ(base | 1 << 4 | 1 << 5, *word);
-	ASSERT_EQ(0, ue_enable(NULL, b, false));
-	ASSERT_EQ(base | 1 << 5, *word);
-	ASSERT_EQ(0, ue_enable(NULL, a, false));
-	ASSERT_EQ(base, *word);
+	EN_SWITCH(NULL, a, true, word, base | 1 << 4 | 1 << 5);
+	EN_SWITCH(NULL, b, false, word, base | 1 << 5);
+	EN_SWITCH(NULL, a, false, word, base);
 
-	text = ue_trace_collect(NULL, a);
-	ASSERT_NE(NULL, text);
-	ASSERT_STREQ("v=5\n", text);
-	free(text);
-	text = ue_trace_collect(NULL, b);
-	ASSERT_NE(NULL, text);
-	ASSERT_STREQ("v=6\n", text);
-	free(text);
+	UE_ASSERT_TRACE(NULL, a, "v=5\n");
+	UE_ASSERT_TRACE(NULL, b, "v=6\n");
 }
 
 struct flipper {
@@ -1157,8 +1125,7 @@ TEST_F(en, unregister)
 
 	ASSERT_EQ(0, en_reg(self->fd, PREFIX "unreg u32 v", word, 4, 2, 0,
 			    NULL));
-	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_EQ(1 << 2, *word);
+	EN_SWITCH(NULL, name, true, word, 1 << 2);
 
 	/* Malformed: EINVAL, and the registration stays */
 	memset(&big, 0, sizeof(big));
@@ -1166,28 +1133,25 @@ TEST_F(en, unregister)
 	big.unreg.disable_addr = (__u64)(uintptr_t)word;
 	for (big.unreg.size = 0; big.unreg.size < sizeof(big.unreg);
 	     big.unreg.size++) {
-		ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSUNREG, &big));
-		ASSERT_EQ(EINVAL, errno);
+		ASSERT_EQ(EINVAL, ue_ioctl(self->fd, DIAG_IOCSUNREG, &big)) {
+			TH_LOG("size %u", big.unreg.size);
+		}
 	}
 	big.unreg.size = sizeof(big.unreg);
 	big.unreg.__reserved = 1;
-	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSUNREG, &big));
-	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(EINVAL, ue_ioctl(self->fd, DIAG_IOCSUNREG, &big));
 	big.unreg.__reserved = 0;
 	big.unreg.__reserved2 = 0x100;
-	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSUNREG, &big));
-	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(EINVAL, ue_ioctl(self->fd, DIAG_IOCSUNREG, &big));
 	big.unreg.__reserved2 = 0;
 
 	/* Bigger: the tail must be zero, and at most a page */
 	big.unreg.size = sizeof(big);
 	big.tail[7] = 1;
-	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSUNREG, &big));
-	ASSERT_EQ(E2BIG, errno);
+	ASSERT_EQ(E2BIG, ue_ioctl(self->fd, DIAG_IOCSUNREG, &big));
 	big.tail[7] = 0;
 	big.unreg.size = UE_PAGE_SIZE + 1;
-	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSUNREG, &big));
-	ASSERT_EQ(E2BIG, errno);
+	ASSERT_EQ(E2BIG, ue_ioctl(self->fd, DIAG_IOCSUNREG, &big));
 
 	/* Unreadable */
 	pages = mmap(NULL, 2 * UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
@@ -1196,10 +1160,9 @@ TEST_F(en, unregister)
 	ASSERT_EQ(0, mprotect(pages + UE_PAGE_SIZE, UE_PAGE_SIZE, PROT_NONE));
 	edge = (struct user_unreg *)(pages + UE_PAGE_SIZE - 8);
 	edge->size = sizeof(*edge);
-	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSUNREG, edge));
-	ASSERT_EQ(EFAULT, errno);
-	ASSERT_EQ(-1, ioctl(self->fd, DIAG_IOCSUNREG, pages + UE_PAGE_SIZE));
-	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(EFAULT, ue_ioctl(self->fd, DIAG_IOCSUNREG, edge));
+	ASSERT_EQ(EFAULT, ue_ioctl(self->fd, DIAG_IOCSUNREG,
+				   pages + UE_PAGE_SIZE));
 	munmap(pages, 2 * UE_PAGE_SIZE);
 
 	/* No such registration: ENOENT */
@@ -1217,8 +1180,7 @@ TEST_F(en, unregister)
 
 	/* The bit is not maintained any more */
 	ASSERT_EQ(0, ue_enable(NULL, name, false));
-	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_EQ(0, *word);
+	EN_SWITCH(NULL, name, true, word, 0);
 	ASSERT_EQ(0, ue_enable(NULL, name, false));
 
 	/* Read-only fds cannot unregister */
@@ -1243,26 +1205,21 @@ TEST_F(en, reregister)
 	ASSERT_EQ(0, en_unreg(self->fd, word, 7));
 
 	/* The same bit again: same event, same slot, maintained again */
-	ASSERT_EQ(0, ue_enable(NULL, a, true));
-	ASSERT_EQ(0, *word);
+	EN_SWITCH(NULL, a, true, word, 0);
 	ASSERT_EQ(0, en_reg(self->fd, PREFIX "again_a u32 v", word, 4, 7, 0,
 			    &idx));
 	ASSERT_EQ(0, idx);
 	ASSERT_EQ(1 << 7, *word);
-	ASSERT_EQ(0, ue_enable(NULL, a, false));
-	ASSERT_EQ(0, *word);
+	EN_SWITCH(NULL, a, false, word, 0);
 	ASSERT_EQ(0, en_unreg(self->fd, word, 7));
 
 	/* For another event: it follows that one now */
 	ASSERT_EQ(0, en_reg(self->fd, PREFIX "again_b u32 v", word, 4, 7, 0,
 			    &idx));
 	ASSERT_EQ(1, idx);
-	ASSERT_EQ(0, ue_enable(NULL, a, true));
-	ASSERT_EQ(0, *word);
-	ASSERT_EQ(0, ue_enable(NULL, b, true));
-	ASSERT_EQ(1 << 7, *word);
-	ASSERT_EQ(0, ue_enable(NULL, b, false));
-	ASSERT_EQ(0, *word);
+	EN_SWITCH(NULL, a, true, word, 0);
+	EN_SWITCH(NULL, b, true, word, 1 << 7);
+	EN_SWITCH(NULL, b, false, word, 0);
 	ASSERT_EQ(0, ue_enable(NULL, a, false));
 }
 
@@ -1281,10 +1238,8 @@ TEST_F(en, fd_close_keeps_registration)
 
 	/* Closing the fd kept the registration */
 	ASSERT_EQ(EBUSY, ue_del(name));
-	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_EQ(1, *word);
-	ASSERT_EQ(0, ue_enable(NULL, name, false));
-	ASSERT_EQ(0, *word);
+	EN_SWITCH(NULL, name, true, word, 1);
+	EN_SWITCH(NULL, name, false, word, 0);
 
 	/* Any fd unregisters it; then the event can go */
 	ASSERT_EQ(0, ue_enable(NULL, name, true));
@@ -1329,18 +1284,15 @@ TEST_F(en, threads_share)
 	struct thread_reg t = { .fd = self->fd, .addr = word, .bit = 1 };
 	pthread_t thread;
 	__u32 v = 9;
-	char *text;
 
 	/* A thread registers and ends: its registration stays */
 	ASSERT_EQ(0, pthread_create(&thread, NULL, thread_register, &t));
 	pthread_join(thread, NULL);
 	ASSERT_EQ(0, t.ret);
 	ASSERT_EQ(0, t.idx);
-	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_EQ(1 << 1, *word);
+	EN_SWITCH(NULL, name, true, word, 1 << 1);
 	ASSERT_EQ(8, ue_emit(self->fd, t.idx, &v, sizeof(v)));
-	ASSERT_EQ(0, ue_enable(NULL, name, false));
-	ASSERT_EQ(0, *word);
+	EN_SWITCH(NULL, name, false, word, 0);
 
 	/* It is the main thread's as well */
 	ASSERT_EQ(EADDRINUSE, en_reg(self->fd, PREFIX "thr u32 v", word, 4, 1,
@@ -1349,8 +1301,7 @@ TEST_F(en, threads_share)
 	/* And the other way round: a thread unregisters the main's */
 	ASSERT_EQ(0, en_reg(self->fd, PREFIX "thr u32 v", word, 4, 2, 0,
 			    NULL));
-	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_EQ(1 << 1 | 1 << 2, *word);
+	EN_SWITCH(NULL, name, true, word, 1 << 1 | 1 << 2);
 	t.bit = 2;
 	ASSERT_EQ(0, pthread_create(&thread, NULL, thread_unregister, &t));
 	pthread_join(thread, NULL);
@@ -1360,10 +1311,7 @@ TEST_F(en, threads_share)
 	ASSERT_EQ(0, *word);
 	ASSERT_EQ(0, ue_enable(NULL, name, false));
 
-	text = ue_trace_collect(NULL, name);
-	ASSERT_NE(NULL, text);
-	ASSERT_STREQ("v=9\n", text);
-	free(text);
+	UE_ASSERT_TRACE(NULL, name, "v=9\n");
 }
 
 struct clone_ctx {
@@ -1403,8 +1351,7 @@ TEST_F(en, clone_vm_shares)
 	ASSERT_EQ(0, x.ret);
 
 	/* Its registration is the parent's too, and outlived its exit */
-	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_EQ(1, *x.word);
+	EN_SWITCH(NULL, name, true, x.word, 1);
 	ASSERT_EQ(EADDRINUSE, en_reg(self->fd, PREFIX "clone u32 v", x.word, 4,
 				     0, 0, NULL));
 	ASSERT_EQ(0, en_unreg(self->fd, x.word, 0));
@@ -1462,7 +1409,6 @@ TEST_F_TIMEOUT(en, fork_copies, LONG_TIMEOUT)
 	const char *name = PREFIX "fork";
 	struct fork_ctx x = { .fd = self->fd, .word = (__u32 *)self->page };
 	struct en_child c;
-	char *text;
 
 	ASSERT_EQ(0, en_reg(self->fd, PREFIX "fork u32 v", &x.word[0], 4, 0, 0,
 			    &x.idx));
@@ -1499,10 +1445,7 @@ TEST_F_TIMEOUT(en, fork_copies, LONG_TIMEOUT)
 	ASSERT_EQ(0, en_child_finish(&c));
 
 	/* The child's write went through the inherited slot */
-	text = ue_trace_collect(NULL, name);
-	ASSERT_NE(NULL, text);
-	ASSERT_STREQ("v=77\n", text);
-	free(text);
+	UE_ASSERT_TRACE(NULL, name, "v=77\n");
 }
 
 /*
@@ -1554,19 +1497,25 @@ static int drop_child(struct en_child *c, void *arg)
 	return 0;
 }
 
+/* Make p and start drop_child() with @x: its enable bits hold p and a */
+static void drop_start(struct __test_metadata *_metadata, struct en_child *c,
+		       struct drop_ctx *x)
+{
+	ASSERT_EQ(0, ue_dyn("u:" PREFIX "drop_p u32 v"));
+	ASSERT_EQ(0, en_child_start(c, drop_child, x));
+	ASSERT_EQ('r', en_child_hear(c));
+	ASSERT_EQ(EBUSY, ue_del(PREFIX "drop_p"));
+	ASSERT_EQ(EBUSY, ue_del(PREFIX "drop_a"));
+}
+
 TEST_F_TIMEOUT(en, exit_drops, LONG_TIMEOUT)
 {
 	struct drop_ctx x = { .word = (__u32 *)self->page };
 	const char *r = PREFIX "drop_r";
 	struct en_child c;
 
-	ASSERT_EQ(0, ue_dyn("u:" PREFIX "drop_p u32 v"));
-	ASSERT_EQ(0, en_child_start(&c, drop_child, &x));
-	ASSERT_EQ('r', en_child_hear(&c));
-
 	/* The child's enable bits hold all three */
-	ASSERT_EQ(EBUSY, ue_del(PREFIX "drop_p"));
-	ASSERT_EQ(EBUSY, ue_del(PREFIX "drop_a"));
+	drop_start(_metadata, &c, &x);
 	ASSERT_EQ(EBUSY, ue_del(r));
 
 	/* r gets recorded in the trace buffer */
@@ -1593,11 +1542,7 @@ TEST_F_TIMEOUT(en, exec_drops, LONG_TIMEOUT)
 	struct drop_ctx x = { .word = (__u32 *)self->page, .exec = true };
 	struct en_child c;
 
-	ASSERT_EQ(0, ue_dyn("u:" PREFIX "drop_p u32 v"));
-	ASSERT_EQ(0, en_child_start(&c, drop_child, &x));
-	ASSERT_EQ('r', en_child_hear(&c));
-	ASSERT_EQ(EBUSY, ue_del(PREFIX "drop_p"));
-	ASSERT_EQ(EBUSY, ue_del(PREFIX "drop_a"));
+	drop_start(_metadata, &c, &x);
 
 	/* EOF: the exec closed the pipe, the old address space is gone */
 	ASSERT_EQ(-1, en_child_hear(&c));
@@ -1658,17 +1603,29 @@ TEST_F_TIMEOUT(en, vfork_exec_keeps, LONG_TIMEOUT)
 	}
 	close(in[0]);
 	ASSERT_NE(-1, pid);
-	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_EQ(1, *word);
+	EN_SWITCH(NULL, name, true, word, 1);
 	ASSERT_EQ(EBUSY, ue_del(name));
-	ASSERT_EQ(0, ue_enable(NULL, name, false));
-	ASSERT_EQ(0, *word);
+	EN_SWITCH(NULL, name, false, word, 0);
 	ASSERT_EQ(0, waitpid(pid, NULL, WNOHANG));
 	close(in[1]);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	ASSERT_EQ(0, en_unreg(self->fd, word, 0));
+}
+
+/*
+ * A page of a new memfd @name, mapped shared: it stays in the page cache
+ * when it leaves the page table.  MAP_FAILED on error; *@mfd gets the fd.
+ */
+static __u32 *en_shared_page(const char *name, int *mfd)
+{
+	*mfd = memfd_create(name, MFD_CLOEXEC);
+	if (*mfd == -1 || ftruncate(*mfd, UE_PAGE_SIZE))
+		return MAP_FAILED;
+
+	return mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    *mfd, 0);
 }
 
 TEST_F_TIMEOUT(en, exit_while_faulting_in, LONG_TIMEOUT)
@@ -1678,11 +1635,7 @@ TEST_F_TIMEOUT(en, exit_while_faulting_in, LONG_TIMEOUT)
 	__u32 *word;
 	int i, mfd, perf_fd;
 
-	mfd = memfd_create("ue_en_fexit", MFD_CLOEXEC);
-	ASSERT_NE(-1, mfd);
-	ASSERT_EQ(0, ftruncate(mfd, UE_PAGE_SIZE));
-	word = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    mfd, 0);
+	word = en_shared_page("ue_en_fexit", &mfd);
 	ASSERT_NE(MAP_FAILED, word);
 
 	for (i = 0; i < 5; i++) {
@@ -1711,11 +1664,7 @@ TEST_F_TIMEOUT(en, page_not_present, LONG_TIMEOUT)
 	int mfd;
 
 	/* A shared page stays in the page cache, out of the page table */
-	mfd = memfd_create("ue_en_absent", MFD_CLOEXEC);
-	ASSERT_NE(-1, mfd);
-	ASSERT_EQ(0, ftruncate(mfd, UE_PAGE_SIZE));
-	word = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    mfd, 0);
+	word = en_shared_page("ue_en_absent", &mfd);
 	ASSERT_NE(MAP_FAILED, word);
 	*word = 0xf0f0f0f0;
 	ASSERT_EQ(0, en_reg(self->fd, PREFIX "absent u32 v", word, 4, 0, 0,
@@ -1772,8 +1721,7 @@ TEST_F_TIMEOUT(en, page_untouched, LONG_TIMEOUT)
 	ASSERT_EQ(0, en_reg(self->fd, PREFIX "fresh u32 v", fresh, 8, 63, 0,
 			    NULL));
 	ASSERT_EQ(1ULL << 63, *fresh);
-	ASSERT_EQ(0, ue_enable(NULL, name, false));
-	ASSERT_EQ(0, *fresh);
+	EN_SWITCH(NULL, name, false, fresh, 0);
 
 	/*
 	 * Gone from the page table again: the next write of the bit faults
@@ -1784,8 +1732,7 @@ TEST_F_TIMEOUT(en, page_untouched, LONG_TIMEOUT)
 	ASSERT_EQ(0, ue_enable(NULL, name, true));
 	ASSERT_TRUE(ue_wait_bit(fresh, 8, 63, true));
 	ASSERT_EQ(1ULL << 63, *fresh);
-	ASSERT_EQ(0, ue_enable(NULL, name, false));
-	ASSERT_EQ(0, *fresh);
+	EN_SWITCH(NULL, name, false, fresh, 0);
 
 	/* And the second page, registered never touched while disabled */
 	ASSERT_EQ(0, en_reg(self->fd, PREFIX "fresh u32 v",
@@ -1833,10 +1780,8 @@ TEST_F(en, page_unmapped)
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	ASSERT_EQ(word, again);
 	*again = 0x100;
-	ASSERT_EQ(0, ue_enable(NULL, name, false));
-	ASSERT_EQ(0x100, *again);
-	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_EQ(0x110, *again);
+	EN_SWITCH(NULL, name, false, again, 0x100);
+	EN_SWITCH(NULL, name, true, again, 0x110);
 	ASSERT_EQ(0, munmap(again, UE_PAGE_SIZE));
 
 	/* Unregistering with nothing mapped works, and frees the event */
@@ -1860,33 +1805,26 @@ TEST_F(en, page_read_only)
 
 	/* Read-only: the bit is not set, and nothing else happens */
 	ASSERT_EQ(0, mprotect(word, UE_PAGE_SIZE, PROT_READ));
-	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_EQ(0x40, *word);
+	EN_SWITCH(NULL, name, true, word, 0x40);
 	usleep(200 * 1000);
 	ASSERT_EQ(0x40, *word);
 
 	/* Writable again (and written): the next change writes it */
 	ASSERT_EQ(0, mprotect(word, UE_PAGE_SIZE, PROT_READ | PROT_WRITE));
 	*word = 0x40;
-	ASSERT_EQ(0, ue_enable(NULL, name, false));
-	ASSERT_EQ(0x40, *word);
-	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_EQ(0x42, *word);
+	EN_SWITCH(NULL, name, false, word, 0x40);
+	EN_SWITCH(NULL, name, true, word, 0x42);
 
 	/* Read-only while set: it stays set */
 	ASSERT_EQ(0, mprotect(word, UE_PAGE_SIZE, PROT_READ));
-	ASSERT_EQ(0, ue_enable(NULL, name, false));
-	ASSERT_EQ(0x42, *word);
+	EN_SWITCH(NULL, name, false, word, 0x42);
 	ASSERT_EQ(0, mprotect(word, UE_PAGE_SIZE, PROT_READ | PROT_WRITE));
 	*word = 0x42;
-	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_EQ(0x42, *word);
-	ASSERT_EQ(0, ue_enable(NULL, name, false));
-	ASSERT_EQ(0x40, *word);
+	EN_SWITCH(NULL, name, true, word, 0x42);
+	EN_SWITCH(NULL, name, false, word, 0x40);
 
 	/* Unregistering a read-only value works; it cannot be cleared */
-	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_EQ(0x42, *word);
+	EN_SWITCH(NULL, name, true, word, 0x42);
 	ASSERT_EQ(0, mprotect(word, UE_PAGE_SIZE, PROT_READ));
 	ASSERT_EQ(0, en_unreg(self->fd, word, 1));
 	ASSERT_EQ(ENOENT, en_unreg(self->fd, word, 1));
@@ -1934,7 +1872,6 @@ TEST_F_TIMEOUT(en, recorded_automatic_event_stays, LONG_TIMEOUT)
 	const char *name = PREFIX "rec";
 	__u32 *word = (__u32 *)self->page;
 	__u32 idx, v = 3;
-	char *text;
 	int fd2;
 
 	fd2 = ue_open_data();
@@ -1949,10 +1886,7 @@ TEST_F_TIMEOUT(en, recorded_automatic_event_stays, LONG_TIMEOUT)
 	/* Nothing holds it, but the buffer has its record: it stays */
 	ASSERT_TRUE(en_gc_passed());
 	ASSERT_TRUE(ue_event_exists(name));
-	text = ue_trace_collect(NULL, name);
-	ASSERT_NE(NULL, text);
-	ASSERT_STREQ("v=3\n", text);
-	free(text);
+	UE_ASSERT_TRACE(NULL, name, "v=3\n");
 
 	/* Until deleted */
 	ASSERT_EQ(0, ue_del(name));
@@ -2149,8 +2083,7 @@ TEST_F_TIMEOUT(en, multi_format, LONG_TIMEOUT)
 	ASSERT_EQ(0, en_multi_enable(n1, true));
 	ASSERT_EQ(1 << 0 | 1 << 2, *word);
 	ASSERT_EQ(0, en_multi_enable(n2, true));
-	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_EQ(7, *word);
+	EN_SWITCH(NULL, name, true, word, 7);
 	id = ue_read_file(ue_system_event_file(MULTI, NULL, n2, "id"));
 	ASSERT_NE(NULL, id);
 	ASSERT_EQ(0, ue_perf_ring_open(&ring, atoi(id), 1));
@@ -2171,18 +2104,9 @@ TEST_F_TIMEOUT(en, multi_format, LONG_TIMEOUT)
 	ASSERT_EQ(0, *word);
 	ASSERT_EQ(0, ue_enable(NULL, name, false));
 
-	text = ue_trace_collect(NULL, n1);
-	ASSERT_NE(NULL, text);
-	ASSERT_STREQ("a=287454020\n", text);
-	free(text);
-	text = ue_trace_collect(NULL, n2);
-	ASSERT_NE(NULL, text);
-	ASSERT_STREQ("b=1234605616436508552\n", text);
-	free(text);
-	text = ue_trace_collect(NULL, name);
-	ASSERT_NE(NULL, text);
-	ASSERT_STREQ("c=7\n", text);
-	free(text);
+	UE_ASSERT_TRACE(NULL, n1, "a=287454020\n");
+	UE_ASSERT_TRACE(NULL, n2, "b=1234605616436508552\n");
+	UE_ASSERT_TRACE(NULL, name, "c=7\n");
 }
 
 TEST_F_TIMEOUT(en, multi_format_delete, LONG_TIMEOUT)
@@ -2290,7 +2214,6 @@ TEST_F(en, both_layouts_one_fd)
 	__u32 *word = (__u32 *)self->page;
 	struct ue_status_reg sreg;
 	__u32 idx, v = 31;
-	char *text;
 	int perf_fd;
 
 	/* The same event, the same slot */
@@ -2322,10 +2245,7 @@ TEST_F(en, both_layouts_one_fd)
 	ASSERT_EQ(0, ue_enable(NULL, name, true));
 	ASSERT_EQ(8, ue_emit(self->fd, idx, &v, sizeof(v)));
 	ASSERT_EQ(0, ue_enable(NULL, name, false));
-	text = ue_trace_collect(NULL, name);
-	ASSERT_NE(NULL, text);
-	ASSERT_STREQ("v=31\n", text);
-	free(text);
+	UE_ASSERT_TRACE(NULL, name, "v=31\n");
 	ASSERT_EQ(-ENOENT, ue_emit(self->fd, idx + 1, &v, sizeof(v)));
 	ASSERT_EQ(-EINVAL, ue_emit(self->fd, idx, &v, 2));
 
@@ -2351,8 +2271,7 @@ TEST_F(en, status_byte_given_later)
 	ASSERT_FALSE(en_listed(name));
 	ASSERT_EQ(0, ue_status_counts(&active, &busy, &max));
 	ASSERT_EQ(self->active0, active);
-	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_EQ(1, *word);
+	EN_SWITCH(NULL, name, true, word, 1);
 
 	/* A status page program registers it: its byte agrees already */
 	fd2 = ue_open_data();

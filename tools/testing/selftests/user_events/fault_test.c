@@ -212,7 +212,7 @@ static void check_records(struct __test_metadata *_metadata,
 			  const struct fault_mode *mode)
 {
 	__u8 want[PAYLOAD], raw[128];
-	char lines[ROUNDS * 96] = "", *got;
+	char lines[ROUNDS * 96] = "";
 	size_t len = 0;
 	int round, size;
 
@@ -227,12 +227,8 @@ static void check_records(struct __test_metadata *_metadata,
 					"seq=0 val=0 tag= tail=0\n");
 	}
 
-	if (mode->ftrace) {
-		got = ue_trace_collect(NULL, EVENT);
-		ASSERT_NE(NULL, got);
-		EXPECT_STREQ(lines, got);
-		free(got);
-	}
+	if (mode->ftrace)
+		UE_ASSERT_TRACE(NULL, EVENT, lines);
 
 	if (!mode->perf)
 		return;

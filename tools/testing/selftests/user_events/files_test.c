@@ -68,13 +68,9 @@ static void close_files(struct open_files *open)
 
 FIXTURE_SETUP(files)
 {
-	int busy, max;
-
 	UE_SKIP_IF_UNAVAILABLE();
 
-	ue_instance_remove(INSTANCE);
-	ue_cleanup_events(PREFIX);
-	ASSERT_EQ(0, ue_status_counts(&self->active0, &busy, &max));
+	ue_setup_clean(_metadata, INSTANCE, PREFIX, &self->active0);
 }
 
 FIXTURE_TEARDOWN(files)
@@ -200,6 +196,103 @@ static int write_record(const char *name, __u32 a)
 	return ret;
 }
 
+/* Create event @name and open its @file with @flags; the fd */
+static int create_open(struct __test_metadata *_metadata,
+		       struct open_files *open, bool dyn, const char *name,
+		       const char *file, int flags)
+{
+	int fd;
+
+	ASSERT_EQ(0, create_event(dyn, name));
+	fd = open_file(open, NULL, name, file, flags);
+	ASSERT_NE(-1, fd) {
+		TH_LOG("open %s: %s", file, strerror(errno));
+	}
+
+	return fd;
+}
+
+/*
+ * Delete event @name, whose file @fd is open: it is gone, and reading @fd
+ * fails with ENODEV, as does writing each text of @refused (up to a NULL;
+ * @refused may be NULL)
+ */
+static void delete_check(struct __test_metadata *_metadata, bool dyn,
+			 const char *name, int fd,
+			 const char *const *refused)
+{
+	char buf[4096];
+	int i;
+
+	ASSERT_EQ(0, delete_event(dyn, name));
+	ASSERT_FALSE(ue_event_exists(name));
+
+	ASSERT_EQ(-ENODEV, read_at0(fd, buf, sizeof(buf)));
+	for (i = 0; refused && refused[i]; i++) {
+		ASSERT_EQ(ENODEV, write_text(fd, refused[i])) {
+			TH_LOG("write \"%s\" after the delete", refused[i]);
+		}
+	}
+}
+
+/* The text of @fd from offset 0 is @want, or starts with it if @prefix */
+static void check_text(struct __test_metadata *_metadata, int fd,
+		       const char *want, bool prefix)
+{
+	size_t len = strlen(want) + !prefix;
+	char buf[1024];
+
+	ASSERT_LT(0, read_at0(fd, buf, sizeof(buf)));
+	/* With its NUL, the whole text */
+	ASSERT_EQ(0, strncmp(buf, want, len)) {
+		TH_LOG("read \"%s\", wanted \"%s\"%s", buf, want,
+		       prefix ? " at the start" : "");
+	}
+}
+
+/*
+ * A file that takes writes: writing @set sets something through it, which
+ * the file then shows.  That makes the event busy until writing @unset
+ * takes it back, unless @unset is NULL.
+ */
+struct setting {
+	const char *file;
+	const char *before;	/* what the file shows at first, or NULL */
+	const char *set;
+	const char *shown;	/* what it shows after @set */
+	bool prefix;		/* the texts are the start of what it shows */
+	const char *unset;
+	const char *refused[3];	/* writes that fail once the event is gone */
+};
+
+/*
+ * Set @s through the open file of an event, then delete the event: the
+ * file, whose fd this returns, fails from then on
+ */
+static int check_setting(struct __test_metadata *_metadata,
+			 struct open_files *open, bool dyn,
+			 const struct setting *s)
+{
+	char name[64];
+	int fd;
+
+	snprintf(name, sizeof(name), PREFIX "%s", s->file);
+	fd = create_open(_metadata, open, dyn, name, s->file, O_RDWR);
+	if (s->before)
+		check_text(_metadata, fd, s->before, s->prefix);
+
+	ASSERT_EQ(0, write_text(fd, s->set));
+	if (s->unset)
+		ASSERT_EQ(EBUSY, delete_event(dyn, name));
+	check_text(_metadata, fd, s->shown, s->prefix);
+	if (s->unset)
+		ASSERT_EQ(0, write_text(fd, s->unset));
+
+	delete_check(_metadata, dyn, name, fd, s->refused);
+
+	return fd;
+}
+
 /* The first record of format, read in two parts around the delete */
 TEST_F(files, format)
 {
@@ -207,13 +300,11 @@ TEST_F(files, format)
 	char head[256], buf[4096];
 	int fd, unread, id;
 
-	ASSERT_EQ(0, create_event(variant->dyn, name));
+	fd = create_open(_metadata, &self->open, variant->dyn, name, "format",
+			 O_RDONLY);
 	id = ue_event_id(name);
 	ASSERT_LT(0, id);
 	snprintf(head, sizeof(head), "name: %s\nID: %d\nformat:\n", name, id);
-
-	fd = open_file(&self->open, NULL, name, "format", O_RDONLY);
-	ASSERT_NE(-1, fd);
 	unread = open_file(&self->open, NULL, name, "format", O_RDONLY);
 	ASSERT_NE(-1, unread);
 	ASSERT_EQ(10, read_next(fd, buf, 11));
@@ -230,84 +321,52 @@ TEST_F(files, format)
 	ASSERT_EQ(-ENODEV, read_next(unread, buf, sizeof(buf)));
 }
 
+/* Enabled through the file, the event is busy; disabled, it is not */
+static const struct setting enable_setting = {
+	.file = "enable",
+	.before = "0\n",
+	.set = "1\n",
+	.shown = "1\n",
+	.unset = "0\n",
+	.refused = { "1\n", "0\n" },
+};
+
 TEST_F(files, enable)
 {
-	const char *name = PREFIX "enable";
-	char buf[64];
-	int fd;
+	int fd = check_setting(_metadata, &self->open, variant->dyn,
+			       &enable_setting);
 
-	ASSERT_EQ(0, create_event(variant->dyn, name));
-	fd = open_file(&self->open, NULL, name, "enable", O_RDWR);
-	ASSERT_NE(-1, fd);
-	ASSERT_EQ(2, read_at0(fd, buf, sizeof(buf)));
-	ASSERT_STREQ("0\n", buf);
-
-	/* Enabled through the file, the event is busy; disabled, it is not */
-	ASSERT_EQ(0, write_text(fd, "1\n"));
-	ASSERT_EQ(EBUSY, delete_event(variant->dyn, name));
-	ASSERT_EQ(2, read_at0(fd, buf, sizeof(buf)));
-	ASSERT_STREQ("1\n", buf);
-	ASSERT_EQ(0, write_text(fd, "0\n"));
-	ASSERT_EQ(0, delete_event(variant->dyn, name));
-	ASSERT_FALSE(ue_event_exists(name));
-
-	ASSERT_EQ(-ENODEV, read_at0(fd, buf, sizeof(buf)));
-	ASSERT_EQ(ENODEV, write_text(fd, "1\n"));
-	ASSERT_EQ(ENODEV, write_text(fd, "0\n"));
 	/* Not a number: refused before the event is looked at */
 	ASSERT_EQ(EINVAL, write_text(fd, "x\n"));
 }
 
+/* A filter does not make the event busy */
+static const struct setting filter_setting = {
+	.file = "filter",
+	.set = "a == 1\n",
+	.shown = "a == 1\n",
+	.refused = { "a == 2\n", "0\n" },
+};
+
 TEST_F(files, filter)
 {
-	const char *name = PREFIX "filter";
-	char buf[256];
-	int fd;
-
-	ASSERT_EQ(0, create_event(variant->dyn, name));
-	fd = open_file(&self->open, NULL, name, "filter", O_RDWR);
-	ASSERT_NE(-1, fd);
-	ASSERT_EQ(0, write_text(fd, "a == 1\n"));
-	ASSERT_LT(0, read_at0(fd, buf, sizeof(buf)));
-	ASSERT_STREQ("a == 1\n", buf);
-
-	/* A filter does not make the event busy */
-	ASSERT_EQ(0, delete_event(variant->dyn, name));
-	ASSERT_FALSE(ue_event_exists(name));
-
-	ASSERT_EQ(-ENODEV, read_at0(fd, buf, sizeof(buf)));
-	ASSERT_EQ(ENODEV, write_text(fd, "a == 2\n"));
-	ASSERT_EQ(ENODEV, write_text(fd, "0\n"));
+	check_setting(_metadata, &self->open, variant->dyn, &filter_setting);
 }
+
+/* A trigger, added through the open file, makes it busy */
+static const struct setting trigger_setting = {
+	.file = "trigger",
+	.before = "# Available triggers:",
+	.set = "traceoff\n",
+	.shown = "traceoff:unlimited",
+	.prefix = true,
+	.unset = "!traceoff\n",
+	.refused = { "traceoff\n", "!traceoff\n" },
+};
 
 TEST_F(files, trigger)
 {
-	const char *name = PREFIX "trigger";
-	char buf[1024];
-	int fd;
-
-	ASSERT_EQ(0, create_event(variant->dyn, name));
-	fd = open_file(&self->open, NULL, name, "trigger", O_RDWR);
-	ASSERT_NE(-1, fd);
-	ASSERT_LT(0, read_at0(fd, buf, sizeof(buf)));
-	ASSERT_EQ(0, strncmp(buf, "# Available triggers:", 21)) {
-		TH_LOG("trigger file: \"%s\"", buf);
-	}
-
-	/* A trigger, added through the open file, makes it busy */
-	ASSERT_EQ(0, write_text(fd, "traceoff\n"));
-	ASSERT_LT(0, read_at0(fd, buf, sizeof(buf)));
-	ASSERT_EQ(0, strncmp(buf, "traceoff:unlimited", 18)) {
-		TH_LOG("trigger file: \"%s\"", buf);
-	}
-	ASSERT_EQ(EBUSY, delete_event(variant->dyn, name));
-	ASSERT_EQ(0, write_text(fd, "!traceoff\n"));
-	ASSERT_EQ(0, delete_event(variant->dyn, name));
-	ASSERT_FALSE(ue_event_exists(name));
-
-	ASSERT_EQ(-ENODEV, read_at0(fd, buf, sizeof(buf)));
-	ASSERT_EQ(ENODEV, write_text(fd, "traceoff\n"));
-	ASSERT_EQ(ENODEV, write_text(fd, "!traceoff\n"));
+	check_setting(_metadata, &self->open, variant->dyn, &trigger_setting);
 }
 
 TEST_F(files, hist)
@@ -317,10 +376,9 @@ TEST_F(files, hist)
 	char buf[4096];
 	int fd, early;
 
-	ASSERT_EQ(0, create_event(variant->dyn, name));
 	/* Opened with no histogram yet: nothing to show */
-	early = open_file(&self->open, NULL, name, "hist", O_RDONLY);
-	ASSERT_NE(-1, early);
+	early = create_open(_metadata, &self->open, variant->dyn, name, "hist",
+			    O_RDONLY);
 	ASSERT_EQ(0, read_at0(early, buf, sizeof(buf)));
 
 	ASSERT_EQ(0, ue_write_file(trigger, "hist:keys=a\n", O_TRUNC));
@@ -338,10 +396,7 @@ TEST_F(files, hist)
 	/* The hist trigger keeps it; once removed, the open files do not */
 	ASSERT_EQ(EBUSY, delete_event(variant->dyn, name));
 	ASSERT_EQ(0, ue_clear_triggers(name));
-	ASSERT_EQ(0, delete_event(variant->dyn, name));
-	ASSERT_FALSE(ue_event_exists(name));
-
-	ASSERT_EQ(-ENODEV, read_at0(fd, buf, sizeof(buf)));
+	delete_check(_metadata, variant->dyn, name, fd, NULL);
 	ASSERT_EQ(-ENODEV, read_at0(early, buf, sizeof(buf)));
 }
 
@@ -351,18 +406,15 @@ TEST_F(files, id)
 	char buf[64], want[32];
 	int fd, id;
 
-	ASSERT_EQ(0, create_event(variant->dyn, name));
+	fd = create_open(_metadata, &self->open, variant->dyn, name, "id",
+			 O_RDONLY);
 	id = ue_event_id(name);
 	ASSERT_LT(0, id);
 	snprintf(want, sizeof(want), "%d\n", id);
-	fd = open_file(&self->open, NULL, name, "id", O_RDONLY);
-	ASSERT_NE(-1, fd);
 	ASSERT_LT(0, read_at0(fd, buf, sizeof(buf)));
 	ASSERT_STREQ(want, buf);
 
-	ASSERT_EQ(0, delete_event(variant->dyn, name));
-	ASSERT_FALSE(ue_event_exists(name));
-	ASSERT_EQ(-ENODEV, read_at0(fd, buf, sizeof(buf)));
+	delete_check(_metadata, variant->dyn, name, fd, NULL);
 }
 
 /*

@@ -74,15 +74,6 @@ static __u32 reg_enabled(struct __test_metadata *_metadata, int fd,
 	return reg.write_index;
 }
 
-/* Assert that the trace buffer holds exactly @want for event @name */
-#define ASSERT_TRACE(instance, name, want) do {				\
-	char *__got = ue_trace_collect(instance, name);			\
-									\
-	ASSERT_NE(NULL, __got);						\
-	EXPECT_STREQ(want, __got);					\
-	free(__got);							\
-} while (0)
-
 /* Values for the fields of the "ints" event, in their declared types */
 struct ints {
 	__s8 a;
@@ -158,10 +149,10 @@ TEST_F(ft, integer_types)
 	put_ints(&p, &mid);
 	ASSERT_EQ(4 + p.len, ue_emit(self->fd, idx, p.data, p.len));
 
-	ASSERT_TRACE(NULL, PREFIX "ints",
-		     "a=-128 b=0 c=-32768 d=0 e=-2147483648 f=0 g=-9223372036854775808 h=0 i=65 j=0 k=-32768 l=0 m=-2147483648 n=0\n"
-		     "a=127 b=255 c=32767 d=65535 e=2147483647 f=4294967295 g=9223372036854775807 h=18446744073709551615 i=127 j=255 k=32767 l=65535 m=2147483647 n=4294967295\n"
-		     "a=-1 b=1 c=-2 d=2 e=-3 f=3 g=-4 h=4 i=48 j=200 k=-300 l=60000 m=-100000 n=3000000000\n");
+	UE_ASSERT_TRACE(NULL, PREFIX "ints",
+			"a=-128 b=0 c=-32768 d=0 e=-2147483648 f=0 g=-9223372036854775808 h=0 i=65 j=0 k=-32768 l=0 m=-2147483648 n=0\n"
+			"a=127 b=255 c=32767 d=65535 e=2147483647 f=4294967295 g=9223372036854775807 h=18446744073709551615 i=127 j=255 k=32767 l=65535 m=2147483647 n=4294967295\n"
+			"a=-1 b=1 c=-2 d=2 e=-3 f=3 g=-4 h=4 i=48 j=200 k=-300 l=60000 m=-100000 n=3000000000\n");
 }
 
 TEST_F(ft, char_array)
@@ -203,9 +194,9 @@ TEST_F(ft, char_array)
 	v.n = 10;
 	ASSERT_EQ(4 + sizeof(v), ue_emit(self->fd, idx, &v, sizeof(v)));
 
-	ASSERT_TRACE(NULL, PREFIX "carr",
-		     "msg=hello n=7\nmsg=xxxxxxxxxxxxxxxxxxx n=8\n"
-		     "msg=yyyyyyyyyy n=10\n");
+	UE_ASSERT_TRACE(NULL, PREFIX "carr",
+			"msg=hello n=7\nmsg=xxxxxxxxxxxxxxxxxxx n=8\n"
+			"msg=yyyyyyyyyy n=10\n");
 }
 
 /*
@@ -272,10 +263,10 @@ TEST_F(ft, data_loc_string)
 	len = loc_payload(buf, 7, DYN_LOC(data, 3), 8, "abc", 4, 0);
 	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, len));
 
-	ASSERT_TRACE(NULL, PREFIX "dl",
-		     "a=1 msg=hello world b=2\n"
-		     "a=3 msg= b=4\n"
-		     "a=5 msg=pad b=6\n");
+	UE_ASSERT_TRACE(NULL, PREFIX "dl",
+			"a=1 msg=hello world b=2\n"
+			"a=3 msg= b=4\n"
+			"a=5 msg=pad b=6\n");
 }
 
 TEST_F(ft, rel_loc_string)
@@ -307,7 +298,8 @@ TEST_F(ft, rel_loc_string)
 	len = loc_payload(buf, 5, DYN_LOC(4, 3), 6, "rel", 3, 0);
 	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, len));
 
-	ASSERT_TRACE(NULL, PREFIX "rl", "a=1 msg=rel b=2\na=3 msg=later b=4\n");
+	UE_ASSERT_TRACE(NULL, PREFIX "rl",
+			"a=1 msg=rel b=2\na=3 msg=later b=4\n");
 
 	/* As the only field: offset 0 is right after it */
 	idx2 = reg_enabled(_metadata, self->fd, self->status,
@@ -316,7 +308,7 @@ TEST_F(ft, rel_loc_string)
 	memcpy(buf, &loc, 4);
 	memcpy(buf + 4, "xy", 3);
 	ASSERT_EQ(4 + 7, ue_emit(self->fd, idx2, buf, 7));
-	ASSERT_TRACE(NULL, PREFIX "rl2", "m=xy\n");
+	UE_ASSERT_TRACE(NULL, PREFIX "rl2", "m=xy\n");
 }
 
 TEST_F(ft, hex_arrays)
@@ -380,8 +372,8 @@ TEST_F(ft, hex_arrays)
 	memcpy(bad + 7, &loc, 4);
 	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, bad, sizeof(bad)));
 
-	ASSERT_TRACE(NULL, PREFIX "hex",
-		     "h=01 00 0a d=ff 00 r=de ad 00 s=11 22 33 44\n");
+	UE_ASSERT_TRACE(NULL, PREFIX "hex",
+			"h=01 00 0a d=ff 00 r=de ad 00 s=11 22 33 44\n");
 }
 
 TEST_F(ft, struct_field)
@@ -397,7 +389,8 @@ TEST_F(ft, struct_field)
 	ue_put(&p, pair, sizeof(pair));
 	UE_PUT(&p, __u8, 9);
 	ASSERT_EQ(4 + 13, ue_emit(self->fd, idx, p.data, p.len));
-	ASSERT_TRACE(NULL, PREFIX "st", "a=1 p=01 02 03 04 05 06 07 f8 z=9\n");
+	UE_ASSERT_TRACE(NULL, PREFIX "st",
+			"a=1 p=01 02 03 04 05 06 07 f8 z=9\n");
 }
 
 TEST_F(ft, no_fields)
@@ -409,7 +402,7 @@ TEST_F(ft, no_fields)
 			  PREFIX "none", PREFIX "none");
 	ASSERT_EQ(4, write(self->fd, &idx, sizeof(idx)));
 	ASSERT_EQ(12, ue_emit(self->fd, idx, &extra, sizeof(extra)));
-	ASSERT_TRACE(NULL, PREFIX "none", "\n\n");
+	UE_ASSERT_TRACE(NULL, PREFIX "none", "\n\n");
 }
 
 TEST_F(ft, write_errors)
@@ -513,7 +506,8 @@ TEST_F(ft, write_errors)
 	ASSERT_EQ(EFAULT, errno);
 
 	/* Only what was written while enabled, each write once */
-	ASSERT_TRACE(NULL, PREFIX "err", "a=11 b=12\na=111 b=12\na=211 b=12\n");
+	UE_ASSERT_TRACE(NULL, PREFIX "err",
+			"a=11 b=12\na=111 b=12\na=211 b=12\n");
 	munmap(readable, 2 * UE_PAGE_SIZE);
 }
 
@@ -536,7 +530,7 @@ TEST_F(ft, no_position)
 	ASSERT_EQ(-1, pwrite(self->fd, &buf, sizeof(buf), 0));
 	ASSERT_EQ(ESPIPE, errno);
 	ASSERT_EQ(sizeof(buf), write(self->fd, &buf, sizeof(buf)));
-	ASSERT_TRACE(NULL, PREFIX "pos", "v=7\n");
+	UE_ASSERT_TRACE(NULL, PREFIX "pos", "v=7\n");
 }
 
 TEST_F(ft, filter)
@@ -554,8 +548,8 @@ TEST_F(ft, filter)
 			break;
 	ASSERT_EQ(11, count);
 
-	ASSERT_TRACE(NULL, PREFIX "filt",
-		     "count=6\ncount=7\ncount=8\ncount=9\ncount=10\n");
+	UE_ASSERT_TRACE(NULL, PREFIX "filt",
+			"count=6\ncount=7\ncount=8\ncount=9\ncount=10\n");
 
 	/* Dropping the filter lets everything through again */
 	ASSERT_EQ(0, ue_write_file(ue_event_file(NULL, PREFIX "filt", "filter"),
@@ -565,7 +559,7 @@ TEST_F(ft, filter)
 		if (ue_emit(self->fd, idx, &count, sizeof(count)) != 8)
 			break;
 	ASSERT_EQ(4, count);
-	ASSERT_TRACE(NULL, PREFIX "filt", "count=1\ncount=2\ncount=3\n");
+	UE_ASSERT_TRACE(NULL, PREFIX "filt", "count=1\ncount=2\ncount=3\n");
 }
 
 TEST_F(ft, string_filter)
@@ -594,8 +588,8 @@ TEST_F(ft, string_filter)
 		ASSERT_EQ(4 + p.len, ue_emit(self->fd, idx, p.data, p.len));
 	}
 
-	ASSERT_TRACE(NULL, PREFIX "sfilt",
-		     "tag=yes msg=keep\ntag=yes msg=keep\n");
+	UE_ASSERT_TRACE(NULL, PREFIX "sfilt",
+			"tag=yes msg=keep\ntag=yes msg=keep\n");
 }
 
 /* A histogram attaches to the event without it being enabled */
@@ -634,7 +628,7 @@ TEST_F(ft, hist_trigger)
 	ASSERT_EQ(1, count[7]);
 
 	/* The trace buffer got nothing: the event was never enabled */
-	ASSERT_TRACE(NULL, PREFIX "hist", "");
+	UE_ASSERT_TRACE(NULL, PREFIX "hist", "");
 
 	ASSERT_EQ(0, ue_write_file(trigger, "!hist:keys=v\n", O_APPEND));
 	ASSERT_EQ(0, self->status[reg.status_index]);
@@ -675,8 +669,8 @@ TEST_F(ft, instance)
 	v = 45;
 	ASSERT_EQ(8, ue_emit(self->fd, reg.write_index, &v, 4));
 
-	ASSERT_TRACE(INSTANCE, PREFIX "inst", "v=42\nv=43\n");
-	ASSERT_TRACE(NULL, PREFIX "inst", "v=43\nv=44\n");
+	UE_ASSERT_TRACE(INSTANCE, PREFIX "inst", "v=42\nv=43\n");
+	UE_ASSERT_TRACE(NULL, PREFIX "inst", "v=43\nv=44\n");
 
 	/* Enabled in an instance counts as in use */
 	close(self->fd);
@@ -718,8 +712,8 @@ TEST_F(ft, indexes_per_fd)
 	ASSERT_EQ(-ENOENT, ue_emit(fd2, 1, &v, 4));
 	close(fd2);
 
-	ASSERT_TRACE(NULL, PREFIX "pa", "v=1\n");
-	ASSERT_TRACE(NULL, PREFIX "pb", "v=2\nv=3\n");
+	UE_ASSERT_TRACE(NULL, PREFIX "pa", "v=1\n");
+	UE_ASSERT_TRACE(NULL, PREFIX "pb", "v=2\nv=3\n");
 }
 
 /*
@@ -916,18 +910,11 @@ static int read_sysctl(const char *path)
 /* Set sysctl file @path to @val; 0 or an errno */
 static int write_sysctl(const char *path, int val)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	char text[32];
-	int ret = 0;
 
-	if (fd == -1)
-		return errno;
 	snprintf(text, sizeof(text), "%d\n", val);
-	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text))
-		ret = errno ?: EIO;
-	close(fd);
 
-	return ret;
+	return ue_write_path(path, text, strlen(text), 0);
 }
 
 FIXTURE_SETUP(printk)
@@ -996,7 +983,7 @@ TEST_F(printk, dynamic_fields)
 #define TPP_VALUES "a=7 s=hello r=world d=ca fe 00 b=01 02 00 c=fixed"
 	const __u8 d[3] = { 0xca, 0xfe, 0x00 }, b[3] = { 0x01, 0x02, 0x00 };
 	struct ue_payload p = { 0 };
-	char c[6] = "fixed", *line, *trace;
+	char c[6] = "fixed", *line;
 	struct user_reg reg;
 
 	self->saved = read_sysctl(TP_PRINTK);
@@ -1041,10 +1028,7 @@ TEST_F(printk, dynamic_fields)
 	}
 	free(line);
 
-	trace = ue_trace_collect(NULL, PREFIX "tpp");
-	ASSERT_NE(NULL, trace);
-	EXPECT_STREQ(TPP_VALUES "\n", trace);
-	free(trace);
+	UE_ASSERT_TRACE(NULL, PREFIX "tpp", TPP_VALUES "\n");
 #undef TPP_VALUES
 }
 

@@ -950,17 +950,13 @@ FIXTURE(fuzz) {
 
 FIXTURE_SETUP(fuzz)
 {
-	int busy, max;
-
 	self->fd = -1;
 	self->helper_fd = -1;
 	self->memfd = -1;
 	self->fd2 = -1;
 	UE_SKIP_IF_UNAVAILABLE();
 
-	ue_instance_remove(INSTANCE);
-	ue_cleanup_events(PREFIX);
-	ASSERT_EQ(0, ue_status_counts(&self->active0, &busy, &max));
+	ue_setup_clean(_metadata, INSTANCE, PREFIX, &self->active0);
 	self->seed = fuzz_seed(_metadata->name);
 	self->iters = ue_env_long("UE_FUZZ_ITERS", 0);
 	ue_msg("%s: seed 0x%llx (set UE_FUZZ_SEED=0x%llx to replay)\n",
@@ -1001,6 +997,24 @@ FIXTURE_TEARDOWN(fuzz)
 #define CASE_LOG(n, fmt, ...)						\
 	TH_LOG("case %ld (seed 0x%llx): " fmt, n,			\
 	       (unsigned long long)self->seed, ##__VA_ARGS__)
+
+/*
+ * Case @n, @what (an operation) of command @cmd (@len bytes), failed with
+ * @ret: the events listed @after it must be those of before; frees @after
+ */
+static void check_failed(struct __test_metadata *_metadata,
+			 struct _test_data_fuzz *self, long n, const char *what,
+			 const char *cmd, size_t len, int ret,
+			 struct listing *after)
+{
+	ASSERT_TRUE(same_listing(&self->now, after)) {
+		CASE_LOG(n, "%s\"%s\" failed (%s), yet:", what, esc(cmd, len),
+			 errname(ret));
+		TH_LOG("now:\n%s%s\nwas:\n%s%s", after->status, after->dyn,
+		       self->now.status, self->now.dyn);
+	}
+	free_listing(after);
+}
 
 /*
  * Delete every tracked event (their fds closed): each must go, nothing
@@ -1084,6 +1098,25 @@ static void place_reg(struct arena *a, struct reg_case *rc, __u8 *heap)
 	rc->readable = arena_readable(a, rc->where, rc->len);
 	rc->writable = arena_writable(a, rc->where, rc->len);
 	arena_put(a, rc->where, rc->img, rc->readable);
+}
+
+/*
+ * @rc: the @known bytes of a struct user_reg (of either layout) at @reg,
+ * which says its size is @size, sometimes with a non-zero byte in the
+ * tail beyond them; placed somewhere by place_reg()
+ */
+static void make_reg_case(struct reg_case *rc, const void *reg, size_t known,
+			  __u32 size, struct arena *a, __u8 *heap)
+{
+	memset(rc, 0, sizeof(*rc));
+	memcpy(rc->img, reg, known);
+	rc->size = size;
+	rc->len = size >= known && size <= UE_PAGE_SIZE ? size : 64;
+	if (size > known && size <= UE_PAGE_SIZE && chance(30)) {
+		rc->nonzero = known + below(size - known);
+		rc->img[rc->nonzero] = 1 + below(255);
+	}
+	place_reg(a, rc, heap);
 }
 
 /* Where the command string goes; returns what the kernel will read */
@@ -1254,7 +1287,6 @@ TEST_F_TIMEOUT(fuzz, register, 600)
 		}
 
 		/* The struct, its tail, and where things are */
-		memset(rc, 0, sizeof(*rc));
 		cmd_ptr = place_cmd(&self->arena, t, klen, &cmd_faults, heap_cmd);
 		memset(&ur, 0, sizeof(ur));
 		ur.name_args = (__u64)(uintptr_t)cmd_ptr;
@@ -1270,19 +1302,11 @@ TEST_F_TIMEOUT(fuzz, register, 600)
 		}
 		ur.status_index = rnd();
 		ur.write_index = rnd();
-		memcpy(rc->img, &ur, sizeof(ur));
-		rc->size = ur.size;
-		rc->len = rc->size >= sizeof(ur) && rc->size <= UE_PAGE_SIZE ?
-			  rc->size : 64;
-		if (rc->size > sizeof(ur) && rc->size <= UE_PAGE_SIZE &&
-		    chance(30)) {
-			rc->nonzero = sizeof(ur) + below(rc->size - sizeof(ur));
-			rc->img[rc->nonzero] = 1 + below(255);
-		}
-		place_reg(&self->arena, rc, heap_img);
+		make_reg_case(rc, &ur, sizeof(ur), ur.size, &self->arena,
+			      heap_img);
 		reg_outcome(rc, cmd_faults, &a);
 
-		ret = ioctl(self->fd, DIAG_IOCSREG, rc->where) ? errno : 0;
+		ret = ue_ioctl(self->fd, DIAG_IOCSREG, rc->where);
 		tally(&self->tally, ret);
 		ASSERT_TRUE(allowed(&a, ret)) {
 			CASE_LOG(n, "DIAG_IOCSREG \"%s\" at %p: %s, allowed: %s",
@@ -1296,13 +1320,8 @@ TEST_F_TIMEOUT(fuzz, register, 600)
 		ASSERT_EQ(0, read_listing(&after));
 		if (ret) {
 			/* Nothing changed */
-			ASSERT_TRUE(same_listing(&self->now, &after)) {
-				CASE_LOG(n, "DIAG_IOCSREG \"%s\" failed (%s), yet:",
-					 esc(t->buf, t->len), errname(ret));
-				TH_LOG("now:\n%s%s\nwas:\n%s%s", after.status,
-				       after.dyn, self->now.status, self->now.dyn);
-			}
-			free_listing(&after);
+			check_failed(_metadata, self, n, "DIAG_IOCSREG ", t->buf,
+				     t->len, ret, &after);
 			continue;
 		}
 
@@ -1648,7 +1667,7 @@ TEST_F_TIMEOUT(fuzz, register_enable_bit, 600)
 				r->addr[r->bit / 8] |= 1 << (r->bit % 8);
 				*expect_byte(bf, r->addr, r->bit) |= 1 << (r->bit % 8);
 			}
-			ret = ioctl(self->fd, DIAG_IOCSUNREG, where) ? errno : 0;
+			ret = ue_ioctl(self->fd, DIAG_IOCSUNREG, where);
 			nunregs++;
 			tally(&unregs, ret);
 			ASSERT_TRUE(allowed(&a, ret)) {
@@ -1796,17 +1815,8 @@ TEST_F_TIMEOUT(fuzz, register_enable_bit, 600)
 		ur.flags = flags;
 		ur.enable_addr = (__u64)(uintptr_t)addr;
 		ur.write_index = rnd();
-		memset(rc, 0, sizeof(*rc));
-		memcpy(rc->img, &ur, sizeof(ur));
-		rc->size = ur.size;
-		rc->len = rc->size >= sizeof(ur) && rc->size <= UE_PAGE_SIZE ?
-			  rc->size : 64;
-		if (rc->size > sizeof(ur) && rc->size <= UE_PAGE_SIZE &&
-		    chance(30)) {
-			rc->nonzero = sizeof(ur) + below(rc->size - sizeof(ur));
-			rc->img[rc->nonzero] = 1 + below(255);
-		}
-		place_reg(&self->arena, rc, heap_img);
+		make_reg_case(rc, &ur, sizeof(ur), ur.size, &self->arena,
+			      heap_img);
 
 		if (rc->bad_ptr || rc->readable < 4) {
 			allow(&a, EFAULT);
@@ -1834,7 +1844,7 @@ TEST_F_TIMEOUT(fuzz, register_enable_bit, 600)
 				allow(&a, EADDRINUSE);
 		}
 
-		ret = ioctl(self->fd, DIAG_IOCSREG, rc->where) ? errno : 0;
+		ret = ue_ioctl(self->fd, DIAG_IOCSREG, rc->where);
 		tally(&self->tally, ret);
 		ASSERT_TRUE(allowed(&a, ret)) {
 			CASE_LOG(n, "DIAG_IOCSREG \"%s\": %s, allowed: %s",
@@ -1849,13 +1859,8 @@ TEST_F_TIMEOUT(fuzz, register_enable_bit, 600)
 
 		ASSERT_EQ(0, read_listing(&after));
 		if (ret) {
-			ASSERT_TRUE(same_listing(&self->now, &after)) {
-				CASE_LOG(n, "DIAG_IOCSREG \"%s\" failed (%s), yet:",
-					 esc(t->buf, t->len), errname(ret));
-				TH_LOG("now:\n%s%s\nwas:\n%s%s", after.status,
-				       after.dyn, self->now.status, self->now.dyn);
-			}
-			free_listing(&after);
+			check_failed(_metadata, self, n, "DIAG_IOCSREG ", t->buf,
+				     t->len, ret, &after);
 		} else {
 			/* The write index: the event's, or the next one */
 			memcpy(&ur, rc->where, sizeof(ur));
@@ -2076,7 +2081,7 @@ TEST_F_TIMEOUT(fuzz, dynamic_events, 600)
 
 		len = t->len;
 		if (by_ioctl) {
-			ret = ioctl(self->helper_fd, DIAG_IOCSDEL, t->buf) ? errno : 0;
+			ret = ue_ioctl(self->helper_fd, DIAG_IOCSDEL, t->buf);
 		} else {
 			/* Usually a line, sometimes without its newline */
 			if (chance(85))
@@ -2095,13 +2100,8 @@ TEST_F_TIMEOUT(fuzz, dynamic_events, 600)
 
 		ASSERT_EQ(0, read_listing(&after));
 		if (ret) {
-			ASSERT_TRUE(same_listing(&self->now, &after)) {
-				CASE_LOG(n, "\"%s\" failed (%s), yet:",
-					 esc(t->buf, len), errname(ret));
-				TH_LOG("now:\n%s%s\nwas:\n%s%s", after.status,
-				       after.dyn, self->now.status, self->now.dyn);
-			}
-			free_listing(&after);
+			check_failed(_metadata, self, n, "", t->buf, len, ret,
+				     &after);
 			continue;
 		}
 		if (deleting) {

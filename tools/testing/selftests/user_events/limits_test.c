@@ -36,16 +36,12 @@ FIXTURE(lim) {
 
 FIXTURE_SETUP(lim)
 {
-	int busy, max;
-
 	self->fd = -1;
 	self->fd2 = -1;
 	self->status_fd = -1;
 	UE_SKIP_IF_UNAVAILABLE();
 
-	ue_instance_remove(INSTANCE);
-	ue_cleanup_events(PREFIX);
-	ASSERT_EQ(0, ue_status_counts(&self->active0, &busy, &max));
+	ue_setup_clean(_metadata, INSTANCE, PREFIX, &self->active0);
 	ASSERT_EQ(0, ue_open_status_page(&self->status_fd, &self->status));
 	self->fd = ue_open_data();
 	ASSERT_NE(-1, self->fd);

@@ -49,18 +49,10 @@ FIXTURE(memcg) {
 static int cg_write(const char *dir, const char *name, const char *text)
 {
 	char path[512];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd == -1)
-		return errno;
-	n = write(fd, text, strlen(text));
-	n = n == -1 ? errno : 0;
-	close(fd);
 
-	return n;
+	return ue_write_path(path, text, strlen(text), 0);
 }
 
 /* Read file @name of directory @dir into @buf; 0 or errno */
@@ -105,11 +97,9 @@ static bool has_word(const char *text, const char *word)
 FIXTURE_SETUP(memcg)
 {
 	char text[256], dir[512];
-	int busy, max;
 
 	UE_SKIP_IF_UNAVAILABLE();
-	ue_cleanup_events(PREFIX);
-	ASSERT_EQ(0, ue_status_counts(&self->active0, &busy, &max));
+	ue_setup_clean(_metadata, NULL, PREFIX, &self->active0);
 
 	/* The cgroup2 hierarchy: where guests and systemd mount it, or here */
 	snprintf(self->root, sizeof(self->root), "/sys/fs/cgroup");

@@ -190,7 +190,6 @@ TEST_F(perf, ftrace_and_perf_together)
 	struct user_reg reg;
 	__u32 value = 42;
 	__u8 raw[64];
-	char *trace;
 
 	ASSERT_EQ(0, ue_reg(self->data_fd, PREFIX "both u32 value", &reg));
 	ASSERT_EQ(0, ue_clear_trace(NULL));
@@ -206,10 +205,7 @@ TEST_F(perf, ftrace_and_perf_together)
 	/* Both consumers got the event */
 	ASSERT_LE(12, ue_perf_raw_sample(&ring, 0, raw, sizeof(raw)));
 	ASSERT_EQ(42, *(__u32 *)(raw + COMMON_SIZE));
-	trace = ue_trace_collect(NULL, name);
-	ASSERT_NE(NULL, trace);
-	ASSERT_STREQ("value=42\n", trace);
-	free(trace);
+	UE_ASSERT_TRACE(NULL, name, "value=42\n");
 
 	ue_perf_ring_close(&ring);
 	ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[reg.status_index]);
@@ -244,16 +240,12 @@ FIXTURE(payload) {
 
 FIXTURE_SETUP(payload)
 {
-	int busy, max;
-
 	self->fd = -1;
 	self->perf[0].fd = -1;
 	self->perf[1].fd = -1;
 	UE_SKIP_IF_UNAVAILABLE();
 
-	ue_instance_remove(INSTANCE);
-	ue_cleanup_events(PREFIX);
-	ASSERT_EQ(0, ue_status_counts(&self->active0, &busy, &max));
+	ue_setup_clean(_metadata, INSTANCE, PREFIX, &self->active0);
 	self->fd = ue_open_data();
 	ASSERT_NE(-1, self->fd);
 }

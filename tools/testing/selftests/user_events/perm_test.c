@@ -56,14 +56,10 @@ FIXTURE(perm) {
 
 FIXTURE_SETUP(perm)
 {
-	int busy, max;
-
 	self->status_fd = -1;
 	UE_SKIP_IF_UNAVAILABLE();
 
-	ue_instance_remove(INSTANCE);
-	ue_cleanup_events(PREFIX);
-	ASSERT_EQ(0, ue_status_counts(&self->active0, &busy, &max));
+	ue_setup_clean(_metadata, INSTANCE, PREFIX, &self->active0);
 	ASSERT_EQ(0, ue_open_status_page(&self->status_fd, &self->status));
 }
 
@@ -384,7 +380,6 @@ TEST_F(perm, group_member)
 		"user_events_data", "user_events_status",
 	};
 	struct child_ctx ctx;
-	char *text;
 	int i;
 
 	ASSERT_EQ(0, ue_grant_dirs(&self->attrs, TEST_GID));
@@ -396,10 +391,7 @@ TEST_F(perm, group_member)
 	ASSERT_LE(0, ue_status_indexes(ctx.used));
 
 	ASSERT_EQ(0, run_as_nobody(true, child_member, &ctx, enable_for_child));
-	text = ue_trace_collect(NULL, CHILD_EVENT);
-	ASSERT_NE(NULL, text);
-	ASSERT_STREQ("v=42\n", text);
-	free(text);
+	UE_ASSERT_TRACE(NULL, CHILD_EVENT, "v=42\n");
 	ue_msg("group %d member: registered, wrote a record root enabled\n",
 	       TEST_GID);
 	ue_msg("group %d member: no dynamic_events, no enable file\n", TEST_GID);
@@ -703,7 +695,6 @@ TEST_F(perm, member_delete_recorded)
 	struct child_ctx ctx;
 	int i, fd, perf;
 	char cmd[64];
-	char *text;
 	__u32 v;
 
 	memset(&ctx, 0, sizeof(ctx));
@@ -748,14 +739,8 @@ TEST_F(perm, member_delete_recorded)
 	ASSERT_FALSE(ue_event_exists(UNRECORDED));
 	ASSERT_FALSE(ue_event_exists(PERF_ONLY));
 	ASSERT_FALSE(ue_event_exists(MINE));
-	text = ue_trace_collect(INSTANCE, RECORDED);
-	ASSERT_NE(NULL, text);
-	ASSERT_STREQ("v=1\n", text);
-	free(text);
-	text = ue_trace_collect(INSTANCE, OTHER);
-	ASSERT_NE(NULL, text);
-	ASSERT_STREQ("v=2\n", text);
-	free(text);
+	UE_ASSERT_TRACE(INSTANCE, RECORDED, "v=1\n");
+	UE_ASSERT_TRACE(INSTANCE, OTHER, "v=2\n");
 
 	/* Root may delete it, clearing the buffers that recorded it */
 	ASSERT_EQ(0, ue_del(RECORDED));

@@ -353,16 +353,48 @@ static void *registrar_thread(void *data)
 	return NULL;
 }
 
+/*
+ * Count the outcome @ret of an event created in dynamic_events by @who:
+ * count[2] created, count[3] not (EADDRINUSE is fine)
+ */
+static void count_create(struct race *r, int ret, const char *who)
+{
+	r->count[ret ? 3 : 2]++;
+	if (ret && ret != EADDRINUSE)
+		ue_fail(&r->errs, "%s: %s", who, strerror(ret));
+}
+
+/*
+ * Count the outcome @ret of a delete by @who: count[4] deleted, count[5]
+ * EBUSY, count[6] ENOENT; any other error is one
+ */
+static void count_delete(struct race *r, int ret, const char *who)
+{
+	if (ret == 0)
+		r->count[4]++;
+	else if (ret == EBUSY)
+		r->count[5]++;
+	else if (ret == ENOENT)
+		r->count[6]++;
+	else
+		ue_fail(&r->errs, "%s: %s", who, strerror(ret));
+}
+
+/* Log the counts of count_delete(), and fail on any error of the threads */
+static void report_deletes(struct __test_metadata *_metadata, struct race *r)
+{
+	ue_msg("deleted %ld, EBUSY %ld, ENOENT %ld\n", r->count[4],
+	       r->count[5], r->count[6]);
+	ue_errors_report(_metadata, &r->errs);
+	ASSERT_EQ(0, r->errs.count);
+}
+
 static void *dyn_create_thread(void *data)
 {
 	struct race *r = data;
-	int ret;
 
 	while (running(r)) {
-		ret = ue_dyn("u:" SAME " u32 a");
-		if (ret && ret != EADDRINUSE)
-			ue_fail(&r->errs, "dyn create: %s", strerror(ret));
-		r->count[ret ? 3 : 2]++;
+		count_create(r, ue_dyn("u:" SAME " u32 a"), "dyn create");
 		usleep(200);
 	}
 
@@ -377,14 +409,7 @@ static void *deleter_thread(void *data)
 
 	while (running(r)) {
 		ret = n++ & 1 ? ue_dyn("!u:" SAME) : ue_del(SAME);
-		if (ret == 0)
-			r->count[4]++;
-		else if (ret == EBUSY)
-			r->count[5]++;
-		else if (ret == ENOENT)
-			r->count[6]++;
-		else
-			ue_fail(&r->errs, "deleter: %s", strerror(ret));
+		count_delete(r, ret, "deleter");
 	}
 
 	return NULL;
@@ -405,10 +430,7 @@ TEST_F_TIMEOUT(race, delete_vs_register, 120)
 
 	ue_msg("registered %ld (EADDRINUSE %ld), dyn created %ld (EADDRINUSE %ld)\n",
 	       r->count[0], r->count[1], r->count[2], r->count[3]);
-	ue_msg("deleted %ld, EBUSY %ld, ENOENT %ld\n", r->count[4],
-	       r->count[5], r->count[6]);
-	ue_errors_report(_metadata, &r->errs);
-	ASSERT_EQ(0, r->errs.count);
+	report_deletes(_metadata, r);
 	ASSERT_NE(0, r->count[0]);
 	ASSERT_NE(0, r->count[4]);
 
@@ -458,7 +480,7 @@ TEST_F_TIMEOUT(race, close_vs_write, 120)
 
 		/* Held by nothing but the file, which a write may still use */
 		if (rounds & 1) {
-			ret = ioctl(self->data_fd, DIAG_IOCSDEL, CW2) ? errno : 0;
+			ret = ue_ioctl(self->data_fd, DIAG_IOCSDEL, CW2);
 			if (ret == 0)
 				deleted++;
 			else if (ret == EBUSY)
@@ -1377,21 +1399,11 @@ static void *ad_delete_thread(void *data)
 			ret = ue_dyn("!u:" AD);
 			break;
 		default:
-			ret = ue_dyn("u:" AD " u32 a");
-			r->count[ret ? 3 : 2]++;
-			if (ret && ret != EADDRINUSE)
-				ue_fail(&r->errs, "create: %s", strerror(ret));
+			count_create(r, ue_dyn("u:" AD " u32 a"), "create");
 			usleep(300);
 			continue;
 		}
-		if (ret == 0)
-			r->count[4]++;
-		else if (ret == EBUSY)
-			r->count[5]++;
-		else if (ret == ENOENT)
-			r->count[6]++;
-		else
-			ue_fail(&r->errs, "delete: %s", strerror(ret));
+		count_delete(r, ret, "delete");
 	}
 
 	return NULL;
@@ -1420,10 +1432,7 @@ TEST_F_TIMEOUT(race, delete_vs_autodelete, 120)
 
 	ue_msg("registered %ld times; created %ld (EADDRINUSE %ld)\n",
 	       t[0].regs + t[1].regs, r->count[2], r->count[3]);
-	ue_msg("deleted %ld, EBUSY %ld, ENOENT %ld\n", r->count[4],
-	       r->count[5], r->count[6]);
-	ue_errors_report(_metadata, &r->errs);
-	ASSERT_EQ(0, r->errs.count);
+	report_deletes(_metadata, r);
 	ASSERT_LT(0, t[0].regs + t[1].regs);
 	ASSERT_LT(0, r->count[4]);
 

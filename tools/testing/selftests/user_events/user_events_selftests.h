@@ -149,11 +149,20 @@ static inline int ue_del(const char *name)
 	return ret;
 }
 
-/* Write @len bytes of @buf at once to a file opened O_WRONLY | @flags */
-static inline int ue_write_buf(const char *rel, const void *buf, size_t len,
-			       int flags)
+/* ioctl() @req of @fd with @arg; 0 or errno */
+static inline int ue_ioctl(int fd, unsigned long req, void *arg)
 {
-	int fd = ue_open(rel, O_WRONLY | flags);
+	return ioctl(fd, req, arg) == -1 ? errno : 0;
+}
+
+/*
+ * Write @len bytes of @buf at once to the file at @path (a whole path, of
+ * any file system) opened O_WRONLY | @flags; EIO when the write is short
+ */
+static inline int ue_write_path(const char *path, const void *buf, size_t len,
+				int flags)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | flags);
 	int ret = 0;
 	ssize_t n;
 
@@ -167,6 +176,13 @@ static inline int ue_write_buf(const char *rel, const void *buf, size_t len,
 	close(fd);
 
 	return ret;
+}
+
+/* Write @len bytes of @buf at once to a file opened O_WRONLY | @flags */
+static inline int ue_write_buf(const char *rel, const void *buf, size_t len,
+			       int flags)
+{
+	return ue_write_path(ue_path(rel), buf, len, flags);
 }
 
 /* Write @text to a tracefs file opened with O_WRONLY | @flags */
@@ -387,6 +403,18 @@ static inline char *ue_trace_collect(const char *instance, const char *name)
 
 	return out;
 }
+
+/*
+ * Assert that the trace of event @name (of @instance, or the top level)
+ * holds exactly @want, as ue_trace_collect() gives it
+ */
+#define UE_ASSERT_TRACE(instance, name, want) do {			\
+	char *__got = ue_trace_collect(instance, name);			\
+									\
+	ASSERT_NE(NULL, __got);						\
+	ASSERT_STREQ(want, __got);					\
+	free(__got);							\
+} while (0)
 
 /* Is @line one of the lines of @text (exact match)? */
 static inline bool ue_has_line(const char *text, const char *line)
@@ -725,6 +753,24 @@ static inline int ue_instance_create(const char *name)
 		return errno;
 
 	return 0;
+}
+
+/*
+ * For a FIXTURE_SETUP(): remove what an earlier run may have left, trace
+ * instance @instance (unless NULL) and the user events whose names start
+ * with @prefix, then note the Active count of user_events_status in
+ * *@active0 for ue_expect_active()
+ */
+static inline void ue_setup_clean(struct __test_metadata *_metadata,
+				  const char *instance, const char *prefix,
+				  int *active0)
+{
+	int busy, max;
+
+	if (instance)
+		ue_instance_remove(instance);
+	ue_cleanup_events(prefix);
+	ASSERT_EQ(0, ue_status_counts(active0, &busy, &max));
 }
 
 /* Set buffer_size_kb (per CPU) of @instance, or of the top level */
