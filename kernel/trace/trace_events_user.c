@@ -1393,7 +1393,7 @@ void __user_events_exit_mm(struct mm_struct *mm)
  * user_event_reg - the class's .reg callback: attach or detach a tracer
  * @call: the event
  * @type: what to do
- * @data: ftrace's trace_event_file, or perf's data
+ * @data: the trace_event_file of ftrace; unused by perf
  *
  * Each attached tracer holds a reference, so the event cannot be deleted
  * under it.  The status byte and the enable bits follow every change.
