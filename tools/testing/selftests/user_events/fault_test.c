@@ -27,7 +27,6 @@
 #define NR_PAGES	4	/* of the test's mapping */
 #define ROUNDS		3	/* writes per test */
 #define PAYLOAD		28	/* bytes of the event's fields */
-#define COMMON_SIZE	8	/* common fields in front of the payload */
 #define RING_PAGES	8	/* perf ring buffer data pages */
 /* Room in the top-level trace buffer for the records read back */
 #define MIN_BUFFER_KB	64
@@ -237,10 +236,10 @@ static void check_records(struct __test_metadata *_metadata,
 		if (mode->shared)
 			make_payload(want, round);
 		size = ue_perf_raw_sample(ring, round, raw, sizeof(raw));
-		ASSERT_LE(COMMON_SIZE + PAYLOAD, size) {
+		ASSERT_LE(UE_COMMON_SIZE + PAYLOAD, size) {
 			TH_LOG("perf sample %d: size %d", round, size);
 		}
-		EXPECT_EQ(0, memcmp(raw + COMMON_SIZE, want, PAYLOAD)) {
+		EXPECT_EQ(0, memcmp(raw + UE_COMMON_SIZE, want, PAYLOAD)) {
 			TH_LOG("perf sample %d holds other data", round);
 		}
 	}

@@ -12,10 +12,6 @@
 
 #define PREFIX "ue_ft_"
 #define INSTANCE "ue_ft_inst"
-/* The most payload one event may carry */
-#define MAX_PAYLOAD 4048
-/* Size of the common fields in front of the payload in a record */
-#define COMMON_SIZE 8
 
 /*
  * The tests read back a few records and one of the largest size: make sure
@@ -218,7 +214,7 @@ static size_t loc_payload(__u8 *buf, __u32 a, __u32 loc, __u32 b,
 TEST_F(ft, data_loc_string)
 {
 	/* Record offset of the first byte after the fixed fields */
-	const __u16 data = COMMON_SIZE + 12;
+	const __u16 data = UE_COMMON_SIZE + 12;
 	__u8 buf[256];
 	size_t len;
 	__u32 idx;
@@ -252,7 +248,7 @@ TEST_F(ft, data_loc_string)
 	len = loc_payload(buf, 7, DYN_LOC(0, 1), 8, "abc", 4, 0);
 	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, len));
 	/* Starting in the header, ending in the payload */
-	len = loc_payload(buf, 7, DYN_LOC(COMMON_SIZE - 2, 8), 8, "abc", 4, 0);
+	len = loc_payload(buf, 7, DYN_LOC(UE_COMMON_SIZE - 2, 8), 8, "abc", 4, 0);
 	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, buf, len));
 	/* Size 0 */
 	len = loc_payload(buf, 7, DYN_LOC(data, 0), 8, "abc", 4, 0);
@@ -323,7 +319,7 @@ TEST_F(ft, hex_arrays)
 	const __u8 d[2] = { 0xff, 0x00 };
 	const __u8 r[3] = { 0xde, 0xad, 0x00 };
 	const __u8 s[4] = { 0x11, 0x22, 0x33, 0x44 };
-	__u32 dloc = DYN_LOC(COMMON_SIZE + 15, 2);
+	__u32 dloc = DYN_LOC(UE_COMMON_SIZE + 15, 2);
 	__u32 rloc = DYN_LOC(17 - 11, 3);
 	__u8 buf[20], bad[20];
 	__u32 idx, loc;
@@ -351,7 +347,7 @@ TEST_F(ft, hex_arrays)
 	bad[16] = 0x01;
 	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, bad, sizeof(bad)));
 	memcpy(bad, buf, sizeof(bad));
-	loc = DYN_LOC(COMMON_SIZE + 15, 1);
+	loc = DYN_LOC(UE_COMMON_SIZE + 15, 1);
 	memcpy(bad + 3, &loc, 4);
 	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, bad, sizeof(bad)));
 	memcpy(bad, buf, sizeof(bad));
@@ -364,7 +360,7 @@ TEST_F(ft, hex_arrays)
 
 	/* Inside the payload */
 	memcpy(bad, buf, sizeof(bad));
-	loc = DYN_LOC(COMMON_SIZE + 15, 6);
+	loc = DYN_LOC(UE_COMMON_SIZE + 15, 6);
 	memcpy(bad + 3, &loc, 4);
 	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, bad, sizeof(bad)));
 	memcpy(bad, buf, sizeof(bad));
@@ -412,7 +408,7 @@ TEST_F(ft, write_errors)
 		__u32 idx;
 		__u32 a;
 		__u64 b;
-		__u8 more[MAX_PAYLOAD];
+		__u8 more[UE_PAYLOAD_MAX];
 	} buf;
 	const size_t fixed = 12;
 	struct user_reg reg;
@@ -465,14 +461,14 @@ TEST_F(ft, write_errors)
 
 		/* Too big for one record */
 		ASSERT_EQ(-E2BIG, ue_emit(self->fd, buf.idx, &buf.a,
-					  MAX_PAYLOAD + 1));
-		ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD + 1));
+					  UE_PAYLOAD_MAX + 1));
+		ASSERT_EQ(-1, write(self->fd, &buf, 4 + UE_PAYLOAD_MAX + 1));
 		ASSERT_EQ(E2BIG, errno);
 
 		/* Exactly the fields, then the largest payload */
 		ASSERT_EQ(4 + fixed, write(self->fd, &buf, 4 + fixed));
 		buf.a += 100;
-		ASSERT_EQ(4 + MAX_PAYLOAD, write(self->fd, &buf, 4 + MAX_PAYLOAD));
+		ASSERT_EQ(4 + UE_PAYLOAD_MAX, write(self->fd, &buf, 4 + UE_PAYLOAD_MAX));
 		buf.a -= 100;
 
 		/* The index split across iovecs, the payload in bytes */
@@ -583,7 +579,7 @@ TEST_F(ft, string_filter)
 		memset(tag, 0, sizeof(tag));
 		strcpy(tag, tags[i]);
 		ue_put(&p, tag, sizeof(tag));
-		UE_PUT(&p, __u32, DYN_LOC(COMMON_SIZE + 12, strlen(msgs[i]) + 1));
+		UE_PUT(&p, __u32, DYN_LOC(UE_COMMON_SIZE + 12, strlen(msgs[i]) + 1));
 		ue_put(&p, msgs[i], strlen(msgs[i]) + 1);
 		ASSERT_EQ(4 + p.len, ue_emit(self->fd, idx, p.data, p.len));
 	}
@@ -829,7 +825,7 @@ TEST_F(ft, long_binary_line)
 	for (i = 0; i < n; i++)
 		data[i] = i < n - 1 ? i * 7 + 1 : 0;
 	UE_PUT(&p, __u32, 5);
-	UE_PUT(&p, __u32, DYN_LOC(COMMON_SIZE + 12, n));
+	UE_PUT(&p, __u32, DYN_LOC(UE_COMMON_SIZE + 12, n));
 	UE_PUT(&p, __u32, 6);
 	ue_put(&p, data, n);
 	ASSERT_EQ(4 + p.len, ue_emit(self->fd, idx, p.data, p.len));
@@ -997,9 +993,9 @@ TEST_F(printk, dynamic_fields)
 			    "__data_loc unsigned char[] d; "
 			    "__rel_loc unsigned char[] b; char[6] c", &reg));
 	UE_PUT(&p, __u32, 7);
-	UE_PUT(&p, __u32, DYN_LOC(COMMON_SIZE + 26, 6));
+	UE_PUT(&p, __u32, DYN_LOC(UE_COMMON_SIZE + 26, 6));
 	UE_PUT(&p, __u32, DYN_LOC(32 - 12, 6));
-	UE_PUT(&p, __u32, DYN_LOC(COMMON_SIZE + 38, 3));
+	UE_PUT(&p, __u32, DYN_LOC(UE_COMMON_SIZE + 38, 3));
 	UE_PUT(&p, __u32, DYN_LOC(41 - 20, 3));
 	ue_put(&p, c, sizeof(c));
 	ue_put(&p, "hello", 6);

@@ -45,9 +45,6 @@
 
 #define PREFIX		"ue_fz_"
 #define INSTANCE	"ue_fz_inst"
-#define MAX_PAYLOAD	4048
-#define COMMON_SIZE	8
-#define CMD_MAX		4095	/* longest DIAG_IOCSREG command */
 #define KERNEL_ADDR	0xffffffff81000000UL
 #define MAX_FIELDS	24
 #define MAX_TRACKED	256
@@ -348,7 +345,7 @@ static void rand_event(struct fz_event *e)
 	for (i = 0; i < e->nfields; i++)
 		rand_field(&e->fields[i], i);
 	/* Keep most of them within the maximum payload */
-	while (fixed_size(e) > MAX_PAYLOAD && chance(90))
+	while (fixed_size(e) > UE_PAYLOAD_MAX && chance(90))
 		e->nfields--;
 }
 
@@ -369,7 +366,7 @@ static bool same_fields(const struct fz_event *a, const struct fz_event *b)
 }
 
 struct text {
-	char buf[2 * CMD_MAX + 64];
+	char buf[2 * UE_CMD_MAX + 64];
 	size_t len;
 };
 
@@ -540,7 +537,7 @@ static void spell_invalid(struct text *t, struct fz_event *e, int *err)
 		rand_field(&e->fields[0], 0);
 	}
 	/* Only the one error: the other fields fit */
-	while (fixed_size(e) > MAX_PAYLOAD)
+	while (fixed_size(e) > UE_PAYLOAD_MAX)
 		e->nfields--;
 	switch (what) {
 	case 0:	/* name */
@@ -854,7 +851,7 @@ static int register_outcome(struct tracked *tr, const struct fz_event *e,
 		expect = 0;
 		*exact = false;
 	}
-	if (fixed_size(e) > MAX_PAYLOAD) {
+	if (fixed_size(e) > UE_PAYLOAD_MAX) {
 		memset(a, 0, sizeof(*a));
 		*exact = true;
 		expect = E2BIG;
@@ -1263,7 +1260,7 @@ TEST_F_TIMEOUT(fuzz, register, 600)
 			mutated = true;
 		} else {
 			spell(t, &e);
-			make_huge(t, CMD_MAX + 1 + below(3 * CMD_MAX));
+			make_huge(t, UE_CMD_MAX + 1 + below(3 * UE_CMD_MAX));
 			expect = E2BIG;
 		}
 		if (expect < 0) {
@@ -1281,7 +1278,7 @@ TEST_F_TIMEOUT(fuzz, register, 600)
 			allow(&a, ENOMEM);
 		}
 		klen = cmd_strlen(t);
-		if (klen > CMD_MAX) {
+		if (klen > UE_CMD_MAX) {
 			memset(&a, 0, sizeof(a));
 			allow(&a, E2BIG);
 		}
@@ -1740,7 +1737,7 @@ TEST_F_TIMEOUT(fuzz, register_enable_bit, 600)
 				allow(&cmd_errs, EINVAL);
 				allow(&cmd_errs, E2BIG);
 				allow(&cmd_errs, ENOMEM);
-			} else if (fixed_size(&e) > MAX_PAYLOAD) {
+			} else if (fixed_size(&e) > UE_PAYLOAD_MAX) {
 				allow(&cmd_errs, E2BIG);
 			} else {
 				/* An event is its name, or its format in multi */
@@ -1751,10 +1748,10 @@ TEST_F_TIMEOUT(fuzz, register_enable_bit, 600)
 		} else {
 			rand_event(&e);
 			spell(t, &e);
-			make_huge(t, CMD_MAX + 1 + below(CMD_MAX));
+			make_huge(t, UE_CMD_MAX + 1 + below(UE_CMD_MAX));
 			allow(&cmd_errs, E2BIG);
 		}
-		if (cmd_strlen(t) > CMD_MAX) {
+		if (cmd_strlen(t) > UE_CMD_MAX) {
 			memset(&cmd_errs, 0, sizeof(cmd_errs));
 			allow(&cmd_errs, E2BIG);
 			unknown = false;
@@ -2023,7 +2020,7 @@ TEST_F_TIMEOUT(fuzz, dynamic_events, 600)
 		} else if (kind < 73) {
 			add(t, "u:");
 			spell(t, &e);
-			make_huge(t, 4095 + below(3 * CMD_MAX));
+			make_huge(t, 4095 + below(3 * UE_CMD_MAX));
 			allow(&a, EINVAL);
 			allow(&a, E2BIG);
 		} else {
@@ -2199,7 +2196,7 @@ static void rand_fixed(const struct wevent *ev, __u8 *payload)
 	for (i = 0; i < ev->nfix; i++) {
 		f = &ev->fix[i];
 		if (chance(85))
-			payload[f->offset - COMMON_SIZE + below(f->size)] = 0;
+			payload[f->offset - UE_COMMON_SIZE + below(f->size)] = 0;
 	}
 }
 
@@ -2208,7 +2205,7 @@ static __u32 rand_loc(const struct wdyn *d, __u8 *payload, size_t *len,
 		      size_t cap)
 {
 	unsigned int how = below(100), size = below(chance(90) ? 24 : 600);
-	unsigned int start = COMMON_SIZE + *len, i;	/* in the record */
+	unsigned int start = UE_COMMON_SIZE + *len, i;	/* in the record */
 	unsigned int off;
 
 	if (*len + size + 1 > cap)
@@ -2228,7 +2225,7 @@ static __u32 rand_loc(const struct wdyn *d, __u8 *payload, size_t *len,
 	else if (how < 24)
 		size = 0;
 	else if (how < 28)
-		start = below(COMMON_SIZE);
+		start = below(UE_COMMON_SIZE);
 	else if (how < 32)
 		return rnd();
 	else if (how < 34)
@@ -2247,27 +2244,27 @@ static __u32 rand_loc(const struct wdyn *d, __u8 *payload, size_t *len,
 static bool payload_valid(const struct wevent *ev, const __u8 *payload,
 			  size_t len)
 {
-	size_t size = COMMON_SIZE + len;
+	size_t size = UE_COMMON_SIZE + len;
 	int i;
 
 	for (i = 0; i < ev->ndyn; i++) {
 		const struct wdyn *d = &ev->dyn[i];
 		__u32 loc, start, dlen;
 
-		memcpy(&loc, payload + d->offset - COMMON_SIZE, 4);
+		memcpy(&loc, payload + d->offset - UE_COMMON_SIZE, 4);
 		start = loc & 0xffff;
 		dlen = loc >> 16;
 		if (d->rel)
 			start += d->offset + 4;
-		if (start < COMMON_SIZE || start + dlen > size)
+		if (start < UE_COMMON_SIZE || start + dlen > size)
 			return false;
-		if (!dlen || payload[start + dlen - 1 - COMMON_SIZE])
+		if (!dlen || payload[start + dlen - 1 - UE_COMMON_SIZE])
 			return false;
 	}
 	for (i = 0; i < ev->nfix; i++) {
 		const struct wfix *f = &ev->fix[i];
 
-		if (!memchr(payload + f->offset - COMMON_SIZE, 0, f->size))
+		if (!memchr(payload + f->offset - UE_COMMON_SIZE, 0, f->size))
 			return false;
 	}
 
@@ -2377,7 +2374,7 @@ TEST_F_TIMEOUT(fuzz, write, 600)
 			__u32 loc = rand_loc(&ev->dyn[i], want + 4, &plen,
 					     WBUF - 8);
 
-			memcpy(want + 4 + ev->dyn[i].offset - COMMON_SIZE, &loc, 4);
+			memcpy(want + 4 + ev->dyn[i].offset - UE_COMMON_SIZE, &loc, 4);
 		}
 		switch (below(20)) {
 		case 0:	/* shorter */
@@ -2390,7 +2387,8 @@ TEST_F_TIMEOUT(fuzz, write, 600)
 			break;
 		case 3:	/* the largest payload, or more */
 			pos = plen;
-			plen = MAX_PAYLOAD + (chance(50) ? 0 : 1 + below(WBUF - MAX_PAYLOAD - 8));
+			plen = UE_PAYLOAD_MAX +
+			       (chance(50) ? 0 : 1 + below(WBUF - UE_PAYLOAD_MAX - 8));
 			if (plen < pos)
 				plen = pos;
 			memset(want + 4 + pos, 0, plen - pos);
@@ -2489,7 +2487,7 @@ TEST_F_TIMEOUT(fuzz, write, 600)
 			ev = &wevents[use_fd2 ? 3 : idx];
 			if (plen < ev->min)
 				allow(&a, EINVAL);
-			if (plen > MAX_PAYLOAD)
+			if (plen > UE_PAYLOAD_MAX)
 				allow(&a, E2BIG);
 			if (a.n && pay_unreadable)
 				allow(&a, EFAULT);

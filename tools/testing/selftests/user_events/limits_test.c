@@ -20,8 +20,6 @@
 
 #define PREFIX		"ue_lim_"
 #define INSTANCE	"ue_lim_inst"
-#define MAX_EVENTS	4095
-#define MAX_PAYLOAD	4048
 /* Every SAMPLE-th event (and the last) is enabled to check the writes */
 #define SAMPLE		97
 #define REFS		300
@@ -98,7 +96,7 @@ static bool sampled(int i, int n)
 
 TEST_F_TIMEOUT(lim, fill_delete_refill, 900)
 {
-	static __u32 status_of[MAX_EVENTS];
+	static __u32 status_of[UE_STATUS_EVENTS];
 	static __u8 first[UE_PAGE_SIZE], before[UE_PAGE_SIZE],
 		    after[UE_PAGE_SIZE];
 	int free_bytes, i, n, ret, active, busy, max, records, want;
@@ -108,7 +106,7 @@ TEST_F_TIMEOUT(lim, fill_delete_refill, 900)
 	char *text;
 	__u32 v;
 
-	free_bytes = MAX_EVENTS - self->active0;
+	free_bytes = UE_STATUS_EVENTS - self->active0;
 	ASSERT_LE(0, ue_status_indexes(before));
 	ue_msg("%d events exist, %d status bytes free\n",
 	       self->active0, free_bytes);
@@ -223,7 +221,7 @@ TEST_F_TIMEOUT(lim, fill_delete_refill, 900)
 	ASSERT_TRUE(ret == ENOMEM || ret == EMFILE) {
 		TH_LOG("creation past the limit: %s", strerror(ret));
 	}
-	ASSERT_EQ(MAX_EVENTS, ue_status_indexes(after));
+	ASSERT_EQ(UE_STATUS_EVENTS, ue_status_indexes(after));
 	for (i = 1; i < UE_PAGE_SIZE; i++) {
 		ASSERT_EQ(before[i] || first[i], after[i]) {
 			TH_LOG("status byte %d: used before %d, in round 1 %d, in round 2 %d",
@@ -327,7 +325,7 @@ TEST_F_TIMEOUT(lim, close_with_many_refs, 600)
 /* Fixed fields that take the whole payload */
 TEST_F(lim, max_fixed_fields)
 {
-	static char buf[4 + MAX_PAYLOAD + 1];
+	static char buf[4 + UE_PAYLOAD_MAX + 1];
 	struct user_reg reg;
 	char *text;
 
@@ -341,11 +339,11 @@ TEST_F(lim, max_fixed_fields)
 	memset(buf + 4 + 2048, 'c', 1023);
 	memset(buf + 4 + 3072, 'd', 975);
 
-	ASSERT_EQ(-1, write(self->fd, buf, 4 + MAX_PAYLOAD - 1));
+	ASSERT_EQ(-1, write(self->fd, buf, 4 + UE_PAYLOAD_MAX - 1));
 	ASSERT_EQ(EINVAL, errno);
-	ASSERT_EQ(-1, write(self->fd, buf, 4 + MAX_PAYLOAD + 1));
+	ASSERT_EQ(-1, write(self->fd, buf, 4 + UE_PAYLOAD_MAX + 1));
 	ASSERT_EQ(E2BIG, errno);
-	ASSERT_EQ(4 + MAX_PAYLOAD, write(self->fd, buf, 4 + MAX_PAYLOAD));
+	ASSERT_EQ(4 + UE_PAYLOAD_MAX, write(self->fd, buf, 4 + UE_PAYLOAD_MAX));
 
 	text = ue_trace_collect(INSTANCE, PREFIX "full");
 	ASSERT_NE(NULL, text);

@@ -13,9 +13,7 @@
 
 #define PREFIX		"__perf_test_"
 #define RING_PAGES	8	/* ring buffer data pages, a power of two */
-#define COMMON_SIZE	8	/* common fields in front of the payload */
 #define INSTANCE	PREFIX "inst"
-#define MAX_PAYLOAD	4048	/* the most payload one event may carry */
 
 /* Offset of @field in the format file of event @name, or -1 */
 static int format_offset(const char *name, const char *field)
@@ -99,7 +97,7 @@ TEST_F(perf, sample_raw_data_matches_format)
 	strcpy(in.msg, "hello");
 	strcpy(in.note, "rel!");
 	/* __data_loc counts from the record start, __rel_loc from its end */
-	in.msg_loc = DYN_LOC(COMMON_SIZE + offsetof(struct sample_payload, msg),
+	in.msg_loc = DYN_LOC(UE_COMMON_SIZE + offsetof(struct sample_payload, msg),
 			     6);
 	in.note_loc = DYN_LOC(offsetof(struct sample_payload, note) -
 			      offsetof(struct sample_payload, note_loc) - 4, 5);
@@ -125,24 +123,24 @@ TEST_F(perf, sample_raw_data_matches_format)
 
 	/* Each sample is the record, fields at the format's offsets */
 	size = ue_perf_raw_sample(&ring, 0, raw, sizeof(raw));
-	ASSERT_LE(COMMON_SIZE + (int)sizeof(in), size);
+	ASSERT_LE(UE_COMMON_SIZE + (int)sizeof(in), size);
 	ASSERT_EQ(id, *(__u16 *)raw);			/* common_type */
 	ASSERT_EQ(getpid(), *(__s32 *)(raw + 4));	/* common_pid */
-	ASSERT_EQ(COMMON_SIZE, format_offset(name, "count"));
-	ASSERT_EQ(COMMON_SIZE + 4, format_offset(name, "delta"));
-	ASSERT_EQ(COMMON_SIZE + 6, format_offset(name, "tag[6]"));
-	ASSERT_EQ(COMMON_SIZE + 12, format_offset(name, "msg"));
-	ASSERT_EQ(0xdeadbeef, *(__u32 *)(raw + COMMON_SIZE));
-	ASSERT_EQ(-3, *(__s16 *)(raw + COMMON_SIZE + 4));
-	ASSERT_STREQ("abcde", (char *)raw + COMMON_SIZE + 6);
+	ASSERT_EQ(UE_COMMON_SIZE, format_offset(name, "count"));
+	ASSERT_EQ(UE_COMMON_SIZE + 4, format_offset(name, "delta"));
+	ASSERT_EQ(UE_COMMON_SIZE + 6, format_offset(name, "tag[6]"));
+	ASSERT_EQ(UE_COMMON_SIZE + 12, format_offset(name, "msg"));
+	ASSERT_EQ(0xdeadbeef, *(__u32 *)(raw + UE_COMMON_SIZE));
+	ASSERT_EQ(-3, *(__s16 *)(raw + UE_COMMON_SIZE + 4));
+	ASSERT_STREQ("abcde", (char *)raw + UE_COMMON_SIZE + 6);
 	ASSERT_STREQ("hello", (char *)raw + (first.msg_loc & 0xffff));
 	/* Exactly the payload bytes, without the write index */
-	ASSERT_EQ(0, memcmp(raw + COMMON_SIZE, &first, sizeof(first)));
+	ASSERT_EQ(0, memcmp(raw + UE_COMMON_SIZE, &first, sizeof(first)));
 
 	size = ue_perf_raw_sample(&ring, 1, raw, sizeof(raw));
-	ASSERT_LE(COMMON_SIZE + (int)sizeof(in), size);
-	ASSERT_EQ(7, *(__u32 *)(raw + COMMON_SIZE));
-	ASSERT_STREQ("rel!", (char *)raw + COMMON_SIZE +
+	ASSERT_LE(UE_COMMON_SIZE + (int)sizeof(in), size);
+	ASSERT_EQ(7, *(__u32 *)(raw + UE_COMMON_SIZE));
+	ASSERT_STREQ("rel!", (char *)raw + UE_COMMON_SIZE +
 		     offsetof(struct sample_payload, note));
 	ASSERT_EQ(-1, ue_perf_raw_sample(&ring, 2, raw, sizeof(raw)));
 
@@ -168,17 +166,17 @@ TEST_F(perf, invalid_payload_makes_no_sample)
 				       RING_PAGES));
 
 	/* Points past the end of the payload */
-	in.loc = DYN_LOC(COMMON_SIZE + 4, 40);
+	in.loc = DYN_LOC(UE_COMMON_SIZE + 4, 40);
 	ASSERT_EQ(-EFAULT, ue_emit(self->data_fd, reg.write_index,
 				   &in, sizeof(in)));
 	ASSERT_EQ(-1, ue_perf_raw_sample(&ring, 0, raw, sizeof(raw)));
 
-	in.loc = DYN_LOC(COMMON_SIZE + 4, 4);
+	in.loc = DYN_LOC(UE_COMMON_SIZE + 4, 4);
 	ASSERT_EQ(sizeof(in) + 4, ue_emit(self->data_fd, reg.write_index,
 					  &in, sizeof(in)));
-	ASSERT_LE(COMMON_SIZE + (int)sizeof(in),
+	ASSERT_LE(UE_COMMON_SIZE + (int)sizeof(in),
 		  ue_perf_raw_sample(&ring, 0, raw, sizeof(raw)));
-	ASSERT_STREQ("abc", (char *)raw + COMMON_SIZE + 4);
+	ASSERT_STREQ("abc", (char *)raw + UE_COMMON_SIZE + 4);
 
 	ue_perf_ring_close(&ring);
 }
@@ -204,7 +202,7 @@ TEST_F(perf, ftrace_and_perf_together)
 
 	/* Both consumers got the event */
 	ASSERT_LE(12, ue_perf_raw_sample(&ring, 0, raw, sizeof(raw)));
-	ASSERT_EQ(42, *(__u32 *)(raw + COMMON_SIZE));
+	ASSERT_EQ(42, *(__u32 *)(raw + UE_COMMON_SIZE));
 	UE_ASSERT_TRACE(NULL, name, "value=42\n");
 
 	ue_perf_ring_close(&ring);
@@ -275,10 +273,10 @@ TEST_F(payload, max_payload_dynamic_data)
 		__u32 idx;
 		__u32 n;
 		__u32 loc;
-		char data[MAX_PAYLOAD];
+		char data[UE_PAYLOAD_MAX];
 	} buf;
-	static __u8 raw[COMMON_SIZE + MAX_PAYLOAD + 64];
-	const size_t fixed = 8, room = MAX_PAYLOAD - fixed;
+	static __u8 raw[UE_COMMON_SIZE + UE_PAYLOAD_MAX + 64];
+	const size_t fixed = 8, room = UE_PAYLOAD_MAX - fixed;
 	const char *names[2] = { PREFIX "rel", PREFIX "dl" };
 	struct user_reg regs[2];
 	int k, size, ret;
@@ -305,42 +303,42 @@ TEST_F(payload, max_payload_dynamic_data)
 	memset(buf.data, 'x', room - 1);
 	buf.data[room - 1] = '\0';
 	buf.loc = DYN_LOC(0, room);
-	ASSERT_EQ(4 + MAX_PAYLOAD, write(self->fd, &buf, 4 + MAX_PAYLOAD));
+	ASSERT_EQ(4 + UE_PAYLOAD_MAX, write(self->fd, &buf, 4 + UE_PAYLOAD_MAX));
 
 	/* Past the payload by one byte, from either end */
 	buf.loc = DYN_LOC(0, room + 1);
-	ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD));
+	ASSERT_EQ(-1, write(self->fd, &buf, 4 + UE_PAYLOAD_MAX));
 	ASSERT_EQ(EFAULT, errno);
 	buf.loc = DYN_LOC(1, room);
-	ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD));
+	ASSERT_EQ(-1, write(self->fd, &buf, 4 + UE_PAYLOAD_MAX));
 	ASSERT_EQ(EFAULT, errno);
 	/* One byte more payload, which would cover it: too big */
 	buf.loc = DYN_LOC(0, room + 1);
-	ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD + 1));
+	ASSERT_EQ(-1, write(self->fd, &buf, 4 + UE_PAYLOAD_MAX + 1));
 	ASSERT_EQ(E2BIG, errno);
 
 	/* The same with __data_loc: offsets count the common fields */
 	buf.idx = regs[1].write_index;
 	buf.n = 3;
-	buf.loc = DYN_LOC(COMMON_SIZE + fixed, room);
-	ASSERT_EQ(4 + MAX_PAYLOAD, write(self->fd, &buf, 4 + MAX_PAYLOAD));
-	buf.loc = DYN_LOC(COMMON_SIZE + fixed, room + 1);
-	ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD));
+	buf.loc = DYN_LOC(UE_COMMON_SIZE + fixed, room);
+	ASSERT_EQ(4 + UE_PAYLOAD_MAX, write(self->fd, &buf, 4 + UE_PAYLOAD_MAX));
+	buf.loc = DYN_LOC(UE_COMMON_SIZE + fixed, room + 1);
+	ASSERT_EQ(-1, write(self->fd, &buf, 4 + UE_PAYLOAD_MAX));
 	ASSERT_EQ(EFAULT, errno);
-	buf.loc = DYN_LOC(COMMON_SIZE + fixed + 1, room);
-	ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD));
+	buf.loc = DYN_LOC(UE_COMMON_SIZE + fixed + 1, room);
+	ASSERT_EQ(-1, write(self->fd, &buf, 4 + UE_PAYLOAD_MAX));
 	ASSERT_EQ(EFAULT, errno);
-	buf.loc = DYN_LOC(COMMON_SIZE - 1, room);
-	ASSERT_EQ(-1, write(self->fd, &buf, 4 + MAX_PAYLOAD));
+	buf.loc = DYN_LOC(UE_COMMON_SIZE - 1, room);
+	ASSERT_EQ(-1, write(self->fd, &buf, 4 + UE_PAYLOAD_MAX));
 	ASSERT_EQ(EFAULT, errno);
 
 	for (k = 0; k < 2; k++) {
 		/* perf got the record: common fields, then the payload */
 		size = ue_perf_raw_sample(&self->perf[k], 0, raw, sizeof(raw));
-		ASSERT_LE(COMMON_SIZE + MAX_PAYLOAD, size);
+		ASSERT_LE(UE_COMMON_SIZE + UE_PAYLOAD_MAX, size);
 		buf.n = k ? 3 : 1;
-		buf.loc = k ? DYN_LOC(COMMON_SIZE + fixed, room) : DYN_LOC(0, room);
-		ASSERT_EQ(0, memcmp(raw + COMMON_SIZE, &buf.n, MAX_PAYLOAD)) {
+		buf.loc = k ? DYN_LOC(UE_COMMON_SIZE + fixed, room) : DYN_LOC(0, room);
+		ASSERT_EQ(0, memcmp(raw + UE_COMMON_SIZE, &buf.n, UE_PAYLOAD_MAX)) {
 			TH_LOG("%s: the perf sample differs from the payload",
 			       names[k]);
 		}

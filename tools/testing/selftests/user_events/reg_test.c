@@ -10,7 +10,6 @@
 #include <sys/wait.h>
 
 #define PREFIX "ue_reg_"
-#define MAX_EVENTS 4095
 
 FIXTURE(reg) {
 	int fd;
@@ -408,11 +407,11 @@ TEST_F_TIMEOUT(reg, limit, 600)
 	int need;
 
 	ASSERT_EQ(0, ue_status_counts(&active0, &busy, &max));
-	ASSERT_EQ(MAX_EVENTS + 1, max);
-	need = MAX_EVENTS - active0;
+	ASSERT_EQ(UE_STATUS_EVENTS + 1, max);
+	need = UE_STATUS_EVENTS - active0;
 	ASSERT_GT(need, 0);
 
-	for (i = 0; i <= MAX_EVENTS; i++) {
+	for (i = 0; i <= UE_STATUS_EVENTS; i++) {
 		snprintf(cmd, sizeof(cmd), PREFIX "lim%d u32 a", i);
 		ret = ue_reg(self->fd, cmd, &reg);
 		if (ret)
@@ -436,7 +435,7 @@ TEST_F_TIMEOUT(reg, limit, 600)
 	snprintf(cmd, sizeof(cmd), PREFIX "lim%d", i);
 	ASSERT_FALSE(ue_event_exists(cmd));
 	ASSERT_EQ(0, ue_status_counts(&active, &busy, &max));
-	ASSERT_EQ(MAX_EVENTS, active);
+	ASSERT_EQ(UE_STATUS_EVENTS, active);
 
 	/* Still full: a new name fails again, through either interface */
 	ret = ue_reg(self->fd, PREFIX "extra u32 a", &reg);

@@ -27,7 +27,6 @@
 #define EV_MID		PREFIX "mid"
 #define EP_GROUP	"eprobes"
 #define EP_NAME		PREFIX "ep"
-#define COMMON_SIZE	8	/* common fields in front of the payload */
 #define Z_VALUE		0x7a	/* of the field after the string: "z" */
 #define RING_PAGES	8	/* perf ring buffer data pages */
 #define MIN_BUFFER_KB	64
@@ -198,7 +197,7 @@ static void build(const struct str_kind *v, bool mid,
 		  const struct rec_case *c, __u32 n, struct ue_payload *p)
 {
 	/* Record offsets: n at 8, s (or its location word) at 12 */
-	__u32 start = COMMON_SIZE + 8 + (mid ? 4 : 0), len = c->len, off;
+	__u32 start = UE_COMMON_SIZE + 8 + (mid ? 4 : 0), len = c->len, off;
 
 	p->len = 0;
 	UE_PUT(p, __u32, n);
@@ -210,7 +209,7 @@ static void build(const struct str_kind *v, bool mid,
 		else if (c->loc == LOC_HEADER)
 			start = 2;
 		/* __rel_loc counts from the end of the location word */
-		off = v->rel ? start - (COMMON_SIZE + 8) : start;
+		off = v->rel ? start - (UE_COMMON_SIZE + 8) : start;
 		if (c->loc == LOC_FAR)
 			off = 0xfff0;
 		UE_PUT(p, __u32, DYN_LOC(off & 0xffff, len));
@@ -539,10 +538,10 @@ TEST_F(str, perf)
 		for (nth = 0, i = 0; i < count; i++) {
 			if (!cases[i].ok)
 				continue;
-			ASSERT_LT(COMMON_SIZE + 4,
+			ASSERT_LT(UE_COMMON_SIZE + 4,
 				  ue_perf_raw_sample(&self->ring, nth++, raw,
 						     sizeof(raw)));
-			memcpy(&n, raw + COMMON_SIZE, sizeof(n));
+			memcpy(&n, raw + UE_COMMON_SIZE, sizeof(n));
 			EXPECT_EQ(i + 1, n);
 		}
 		EXPECT_EQ(-1, ue_perf_raw_sample(&self->ring, nth, raw,

@@ -33,6 +33,12 @@
 #include "../kselftest_harness.h"
 
 #define UE_PAGE_SIZE		4096
+/* Limits of the ABI */
+#define UE_PAYLOAD_MAX		4048	/* payload bytes of one event */
+#define UE_STATUS_EVENTS	4095	/* events with a status byte */
+#define UE_CMD_MAX		4095	/* longest command, without its NUL */
+/* Size of the common fields in front of the payload in a record */
+#define UE_COMMON_SIZE		8
 /* The error_log prefix put in front of the logged command */
 #define UE_CMD_PREFIX		"  Command: "
 
