@@ -32,7 +32,6 @@
  *                          [-N PROCS] [-p LIST]
  */
 #define _GNU_SOURCE
-#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -56,6 +55,8 @@
 #include <linux/perf_event.h>
 #include <linux/types.h>
 #include <linux/user_events.h>
+
+#include "user_events_bench.h"
 
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define BENCH_PAGE		4096
@@ -89,41 +90,6 @@
  * enable would measure that wait.
  */
 #define EN_PAUSE_US		50000
-
-/*
- * The enable bit layout of struct user_reg and struct user_unreg, which
- * the header gives only to programs that define USER_EVENTS_ENABLE_BIT_ABI,
- * in place of the status page layout this program also uses.  Declared
- * here, the program builds against either header and runs on kernels with
- * and without the enable bit layout.  DIAG_IOCSREG is the same number for
- * both layouts (it encodes the size of a pointer).
- */
-struct bench_bit_reg {
-	__u32 size;
-	__u8 enable_bit;
-	__u8 enable_size;
-	__u16 flags;
-	__u64 enable_addr;
-	__u64 name_args;
-	__u32 write_index;
-};
-
-/* The kernel's layout is packed: 28 bytes, without this struct's tail padding */
-#define BENCH_BIT_REG_SIZE	(offsetof(struct bench_bit_reg, write_index) + sizeof(__u32))
-
-struct bench_bit_unreg {
-	__u32 size;
-	__u8 disable_bit;
-	__u8 reserved;
-	__u16 reserved2;
-	__u64 disable_addr;
-};
-
-#define BENCH_IOCSUNREG		_IOW(DIAG_IOC_MAGIC, 2, struct bench_bit_unreg *)
-
-static_assert(BENCH_BIT_REG_SIZE == 28, "enable bit layout");
-static_assert(offsetof(struct bench_bit_reg, enable_addr) == 8, "enable bit layout");
-static_assert(sizeof(struct bench_bit_unreg) == 16, "user_unreg layout");
 
 static const int sizes[NR_SIZES] = { 8, 64, 512, MAX_PAYLOAD };
 
@@ -344,38 +310,6 @@ static int ue_register(int fd, const char *cmd, int *status)
 	if (status)
 		*status = reg.status_index;
 	return reg.write_index;
-}
-
-/*
- * Register @cmd on @fd with bit @bit of the 4-byte value at @addr (the
- * enable bit layout); the write index, or -errno.  -EINVAL for a correct
- * request means the kernel has only the status page layout.
- */
-static int ue_bit_register(int fd, const char *cmd, __u32 *addr, int bit)
-{
-	struct bench_bit_reg reg = {
-		.size = BENCH_BIT_REG_SIZE,
-		.enable_bit = bit,
-		.enable_size = sizeof(*addr),
-		.enable_addr = (__u64)(unsigned long)addr,
-		.name_args = (__u64)(unsigned long)cmd,
-	};
-
-	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
-		return -errno;
-	return reg.write_index;
-}
-
-/* Remove this process's registration of bit @bit at @addr; 0 or errno */
-static int ue_bit_unregister(int fd, __u32 *addr, int bit)
-{
-	struct bench_bit_unreg unreg = {
-		.size = sizeof(unreg),
-		.disable_bit = bit,
-		.disable_addr = (__u64)(unsigned long)addr,
-	};
-
-	return ioctl(fd, BENCH_IOCSUNREG, &unreg) < 0 ? errno : 0;
 }
 
 static int ue_delete(const char *name)
