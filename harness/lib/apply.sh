@@ -43,10 +43,15 @@ repo_patches() {
 	done
 }
 
+# patch_paths PATCH: the tree paths a (git) diff edits.
+patch_paths() {
+	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$1" | LC_ALL=C sort -u
+}
+
 # patch_target PATCH: the one tree path PATCH edits.
 patch_target() {
 	local targets
-	targets=$(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$1")
+	targets=$(patch_paths "$1")
 	[[ -n $targets && $targets != *$'\n'* ]] ||
 		die "$1 must edit exactly one file (found: ${targets:-none})"
 	printf '%s\n' "$targets"
@@ -135,11 +140,6 @@ group_message() {
 group_step_patch() {
 	local p=${1%.txt}.patch
 	[[ -f $p ]] && printf '%s\n' "$p"
-}
-
-# patch_paths PATCH: the tree paths a (git) diff edits.
-patch_paths() {
-	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$1" | LC_ALL=C sort -u
 }
 
 # step_blobs STATES: walk the groups from the last to the first and, for
