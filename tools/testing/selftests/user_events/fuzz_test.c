@@ -1895,22 +1895,20 @@ TEST_F_TIMEOUT(fuzz, register_enable_bit, 600)
 
 		/* Enable a pool event: its bits, and only those, are set */
 		if (!ret && event >= 0 && chance(20)) {
+			int on;
+
 			snprintf(cmd, sizeof(cmd), PREFIX "pool%d", event);
-			ASSERT_EQ(0, ue_enable(NULL, cmd, true));
-			expect_event(bf, event, true);
-			diff = bits_differ(bf);
-			ASSERT_EQ(-1, diff) {
-				CASE_LOG(n, "%s enabled: bit byte %d 0x%02x, not 0x%02x",
-					 cmd, diff, bf->bits[diff],
-					 bf->expect[diff]);
-			}
-			ASSERT_EQ(0, ue_enable(NULL, cmd, false));
-			expect_event(bf, event, false);
-			diff = bits_differ(bf);
-			ASSERT_EQ(-1, diff) {
-				CASE_LOG(n, "%s disabled: bit byte %d 0x%02x, not 0x%02x",
-					 cmd, diff, bf->bits[diff],
-					 bf->expect[diff]);
+			/* Enabled, then disabled again */
+			for (on = 1; on >= 0; on--) {
+				ASSERT_EQ(0, ue_enable(NULL, cmd, on));
+				expect_event(bf, event, on);
+				diff = bits_differ(bf);
+				ASSERT_EQ(-1, diff) {
+					CASE_LOG(n, "%s %s: bit byte %d 0x%02x, not 0x%02x",
+						 cmd, on ? "enabled" : "disabled",
+						 diff, bf->bits[diff],
+						 bf->expect[diff]);
+				}
 			}
 		}
 
