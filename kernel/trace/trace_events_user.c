@@ -22,7 +22,10 @@
  * Events can also be created and deleted through dynamic_events with the
  * "u:" prefix.  An event lives until it is explicitly deleted, but for one
  * first created by an enable bit registration without
- * USER_EVENT_REG_PERSIST, which is deleted once nothing uses it.
+ * USER_EVENT_REG_PERSIST, which is deleted once nothing uses it.  Deleting
+ * an event never clears a trace buffer: an event that a buffer recorded
+ * is kept, out of sight, with its type number and format, until no
+ * buffer can hold its records any more (see user_event_keep()).
  *
  * Locking: everything that creates, deletes or references events runs under
  * event_mutex.  Enablers are protected by user_enabler_lock, taken inside
@@ -100,6 +103,13 @@
 /* Hash table sizes, in bits: events by name, address spaces by mm */
 #define USER_EVENT_NAMES_BITS	9
 #define USER_EVENT_MMS_BITS	8
+/*
+ * Deleted events kept for the records trace buffers hold of them, at
+ * most: beyond, the oldest one's buffers are cleared (user_event_keep())
+ */
+#define USER_EVENTS_KEPT_MAX	256
+/* Delay of user_event_gc() for an event only the tracing core holds */
+#define USER_EVENT_GC_RETRY_MS	10
 
 /* struct user_field.flags */
 #define UF_SIGNED	BIT(0)	/* signed integer */
@@ -109,13 +119,14 @@
 #define UF_DATA_LOC	BIT(4)	/* __data_loc: offset from record start */
 #define UF_REL_LOC	BIT(5)	/* __rel_loc: offset from end of the field */
 /*
- * The tracing core reads the field as a NUL-terminated string (filters,
- * histogram keys, eprobe fetches): every write must hold a NUL in it.
+ * A dynamic char array: the tracing core reads it as a NUL-terminated
+ * string of the length its location word gives (filters, histogram keys,
+ * eprobe fetches), so every write must end it with a NUL.  Fixed-size
+ * char arrays are recorded as written: the core's readers stop at their
+ * size.
  */
 #define UF_STRING	BIT(6)
 #define UF_DYN		(UF_DATA_LOC | UF_REL_LOC)
-/* A write must be checked against the field before it is recorded */
-#define UF_CHECKED	(UF_DYN | UF_STRING)
 
 /**
  * struct user_field - one field of a user event
@@ -136,12 +147,29 @@ struct user_field {
 };
 
 /**
+ * struct user_kept_buffer - a trace buffer that recorded a deleted event
+ * @tr: the trace array of the buffer, only compared, never dereferenced
+ *	before it is found in ftrace_trace_arrays
+ * @ts: the buffer's clock once the event's last record was written
+ */
+struct user_kept_buffer {
+	struct trace_array *tr;
+	u64 ts;
+};
+
+/**
  * struct user_event - a registered user event
  * @call: the trace event as ftrace and perf know it
  * @class: class of @call, private to this event
  * @tracepoint: the consumers attached to the event are its probes
  * @devent: entry in the dynamic_events list
  * @node: entry in the name hash table
+ * @gc_link: entry in user_event_gc_list, under user_event_gc_lock
+ * @kept_link: entry in user_events_kept once deleted, see user_event_keep()
+ * @kept: the trace buffers that may hold records of the deleted event
+ * @nr_kept: number of @kept
+ * @detach_gp: RCU state when the last tracer was detached: a write that
+ *	was in a probe then may still be recording
  * @refcnt: one for existing, one per file slot, one per enabler, one per
  *	attached tracer
  * @enablers: the enable bits to maintain, under user_enabler_lock
@@ -153,6 +181,8 @@ struct user_field {
  * @status_index: the event's byte in the status page, 0 if it has none
  * @multi_format: in USER_EVENTS_MULTI_SYSTEM, one of the formats of a name
  * @auto_delete: deleted once nothing references it
+ * @persist_flag: USER_EVENT_REG_PERSIST made it persistent: deleting it
+ *	through DIAG_IOCSDEL needs CAP_PERFMON, as the flag did
  */
 struct user_event {
 	struct trace_event_call call;
@@ -160,6 +190,11 @@ struct user_event {
 	struct tracepoint tracepoint;
 	struct dyn_event devent;
 	struct hlist_node node;
+	struct list_head gc_link;
+	struct list_head kept_link;
+	struct user_kept_buffer *kept;
+	int nr_kept;
+	unsigned long detach_gp;
 	refcount_t refcnt;
 	struct list_head enablers;
 	char *name;
@@ -170,6 +205,19 @@ struct user_event {
 	int status_index;
 	bool multi_format;
 	bool auto_delete;
+	bool persist_flag;
+};
+
+/**
+ * struct user_event_slot - one write index of a file
+ * @user: the event, referenced by the slot
+ * @lenient: a status page registration handed the index out: a write
+ *	while nothing is attached succeeds and records nothing, as on 5.18,
+ *	where otherwise it fails with -EBADF, as on mainline
+ */
+struct user_event_slot {
+	struct user_event *user;
+	bool lenient;
 };
 
 /**
@@ -177,13 +225,13 @@ struct user_event {
  * @rcu: frees a table that was replaced by a larger one
  * @count: slots in use, published with release semantics
  * @capacity: slots allocated
- * @events: slot N holds the event of write index N and a reference to it
+ * @slots: slot N is write index N
  */
 struct user_event_refs {
 	struct rcu_head rcu;
 	int count;
 	int capacity;
-	struct user_event *events[];
+	struct user_event_slot slots[];
 };
 
 /**
@@ -268,9 +316,21 @@ static int user_events_max = USER_EVENTS_MAX_DEFAULT;
 /* Makes the NAME.ID of multi-format events unique */
 static u64 user_event_multi_id;
 
-/* Deletes the automatic events nothing references, see user_event_put() */
+/*
+ * Automatic events that lost their last reference but their own, waiting
+ * for user_event_gc() to delete them, see user_event_put().
+ */
+static LIST_HEAD(user_event_gc_list);
+static DEFINE_SPINLOCK(user_event_gc_lock);
 static void user_event_gc(struct work_struct *work);
-static DECLARE_WORK(user_event_gc_work, user_event_gc);
+static DECLARE_DELAYED_WORK(user_event_gc_work, user_event_gc);
+
+/*
+ * Deleted events whose records trace buffers may still hold, oldest
+ * first, and how many; protected by event_mutex.  See user_event_keep().
+ */
+static LIST_HEAD(user_events_kept);
+static int user_events_nr_kept;
 
 DEFINE_STATIC_KEY_FALSE(user_events_mm_used);
 /* Protects every enabler and user_event_mm, and their lists */
@@ -638,10 +698,11 @@ static char *user_event_parse_type(struct user_event_parser *p, char **sp,
 	field->flags = loc | (loc ? 0 : UF_ARRAY) |
 		       (scalar->is_signed ? UF_CHAR : 0);
 	/*
-	 * Any array of char or unsigned char is a string to the core, which
-	 * classifies fields by their type text: see filter_assign_type().
+	 * A dynamic array of char or unsigned char is a string to the core,
+	 * which classifies fields by their type text: see
+	 * filter_assign_type().
 	 */
-	if (filter_assign_type(field->type) != FILTER_OTHER)
+	if (loc && filter_assign_type(field->type) != FILTER_OTHER)
 		field->flags |= UF_STRING;
 	return user_event_next_token(sp);
 }
@@ -1396,7 +1457,9 @@ void __user_events_exit_mm(struct mm_struct *mm)
  * @data: the trace_event_file of ftrace; unused by perf
  *
  * Each attached tracer holds a reference, so the event cannot be deleted
- * under it.  The status byte and the enable bits follow every change.
+ * under it, nor until a write that was recording when it detached is
+ * done (@detach_gp).  The status byte and the enable bits follow every
+ * change.
  *
  * Return: 0, or the error of tracepoint_probe_register().
  */
@@ -1416,6 +1479,7 @@ static int user_event_reg(struct trace_event_call *call, enum trace_reg type,
 		break;
 	case TRACE_REG_UNREGISTER:
 		tracepoint_probe_unregister(call->tp, call->class->probe, data);
+		user->detach_gp = get_state_synchronize_rcu();
 		user_event_put(user);
 		break;
 #ifdef CONFIG_PERF_EVENTS
@@ -1429,6 +1493,7 @@ static int user_event_reg(struct trace_event_call *call, enum trace_reg type,
 	case TRACE_REG_PERF_UNREGISTER:
 		tracepoint_probe_unregister(call->tp, call->class->perf_probe,
 					    call);
+		user->detach_gp = get_state_synchronize_rcu();
 		user_event_put(user);
 		break;
 	case TRACE_REG_PERF_OPEN:
@@ -1486,9 +1551,8 @@ static void user_field_span(const struct user_field *field, const u8 *rec,
  * @rec: the record, common fields included
  * @size: bytes of @rec that were written
  *
- * Every __data_loc/__rel_loc field must point inside the payload.  Every
- * field the core reads as a string must hold a NUL: a dynamic one must be
- * non-empty and end with it, a fixed array must contain one.
+ * Every __data_loc/__rel_loc field must point inside the payload, and one
+ * that the core reads as a string must be non-empty and end with a NUL.
  *
  * Return: true if the record can be committed.
  */
@@ -1501,20 +1565,14 @@ static bool user_event_payload_valid(const struct user_event *user,
 
 	for (i = 0; i < user->nr_fields; i++) {
 		field = &user->fields[i];
-		if (!(field->flags & UF_CHECKED))
+		if (!(field->flags & UF_DYN))
 			continue;
 
 		user_field_span(field, rec, &start, &len);
 		if (start < sizeof(struct trace_entry) || start + len > size)
 			return false;
-		if (!(field->flags & UF_STRING))
-			continue;
-		if (field->flags & UF_DYN) {
-			if (!len || rec[start + len - 1])
-				return false;
-		} else if (!memchr(rec + start, '\0', len)) {
+		if ((field->flags & UF_STRING) && (!len || rec[start + len - 1]))
 			return false;
-		}
 	}
 	return true;
 }
@@ -1956,6 +2014,7 @@ static void user_event_free(struct user_event *user)
 	kfree(user->fields);
 	kfree(user->call.print_fmt);
 	kfree(user->name);
+	kfree(user->kept);
 	kfree(user);
 }
 
@@ -2004,6 +2063,29 @@ static char *user_event_tracefs_name(struct user_event_def *def,
 			 ++user_event_multi_id);
 }
 
+/*
+ * Add @user, whose type is registered, to tracing (its directory in every
+ * trace instance), dynamic_events and the name table, with the one
+ * reference of existing.
+ */
+static int user_event_publish(struct user_event *user)
+{
+	int ret;
+
+	lockdep_assert_held(&event_mutex);
+
+	refcount_set(&user->refcnt, 1);
+	ret = user_event_add_call(&user->call);
+	if (ret)
+		return ret;
+
+	dyn_event_init(&user->devent, &user_event_dops);
+	dyn_event_add(&user->devent, &user->call);
+	hash_add(user_event_names, &user->node, user_event_key(user->name));
+	user_event_count++;
+	return 0;
+}
+
 /**
  * user_event_create - create an event from a parsed definition
  * @def: the definition; its contents move to the event
@@ -2039,7 +2121,7 @@ static int user_event_create(struct user_event_def *def, bool multi_format,
 	}
 
 	for (i = 0; i < user->nr_fields; i++) {
-		if (user->fields[i].flags & UF_CHECKED)
+		if (user->fields[i].flags & UF_DYN)
 			user->nr_checked++;
 	}
 
@@ -2066,24 +2148,22 @@ static int user_event_create(struct user_event_def *def, bool multi_format,
 	call->flags = TRACE_EVENT_FL_TRACEPOINT | TRACE_EVENT_FL_DYNAMIC;
 	call->data = user;
 	call->event.funcs = &user_event_funcs;
-	refcount_set(&user->refcnt, 1);
+	/* Its records outlive it: see user_event_keep() */
+	call->flags |= TRACE_EVENT_FL_KEEP_TYPE;
+	INIT_LIST_HEAD(&user->gc_link);
+	INIT_LIST_HEAD(&user->kept_link);
+	user->detach_gp = get_completed_synchronize_rcu();
 
 	if (!register_trace_event(&call->event)) {
 		ret = -ENODEV;
 		goto free;
 	}
 
-	ret = user_event_add_call(call);
+	ret = user_event_publish(user);
 	if (ret) {
 		unregister_trace_event(&call->event);
 		goto free;
 	}
-
-	dyn_event_init(&user->devent, &user_event_dops);
-	dyn_event_add(&user->devent, call);
-	hash_add(user_event_names, &user->node,
-		 user_event_key(user->name));
-	user_event_count++;
 
 	*out = user;
 	return 0;
@@ -2092,104 +2172,356 @@ free:
 	return ret;
 }
 
+/* Is anything but its own reference holding @user? */
+static bool user_event_referenced(struct user_event *user)
+{
+	return refcount_read(&user->refcnt) != 1;
+}
+
 static bool user_event_busy(struct user_event *user)
 {
-	return refcount_read(&user->refcnt) != 1 ||
+	return user_event_referenced(user) ||
 	       trace_event_dyn_busy(&user->call);
+}
+
+/*
+ * Records of deleted events.  The tracing core clears the trace buffers
+ * that recorded a dynamic event when it removes the event, as the event's
+ * type number may be given to another event, whose output would misread
+ * the records.  A program's exit deletes its automatic events, and must not
+ * wipe the trace its user is about to read: user events are created with
+ * TRACE_EVENT_FL_KEEP_TYPE, and a deleted event that a buffer recorded is
+ * kept, with its type number and format, until no buffer can hold one of
+ * its records.  A buffer cannot once its oldest event is younger than the
+ * deleted event's last record: the buffer was cleared, or its records were
+ * read or overwritten.
+ */
+
+/* May @buf still hold an event written at or before @ts, its clock? */
+static bool user_buffer_may_hold(struct array_buffer *buf, u64 ts)
+{
+	int cpu;
+
+	if (!buf->buffer)
+		return false;
+	for_each_possible_cpu(cpu) {
+		if (ring_buffer_entries_cpu(buf->buffer, cpu) &&
+		    ring_buffer_oldest_event_ts(buf->buffer, cpu) <= ts)
+			return true;
+	}
+	return false;
+}
+
+/* The trace array @kept recorded to, if it still exists; else NULL */
+static struct trace_array *user_kept_array(const struct user_kept_buffer *kept)
+{
+	struct trace_array *tr;
+
+	lockdep_assert_held(&event_mutex);
+
+	list_for_each_entry(tr, &ftrace_trace_arrays, list) {
+		if (tr == kept->tr)
+			return tr;
+	}
+	return NULL;
+}
+
+/* May the buffers of @kept still hold records of its deleted event? */
+static bool user_kept_may_hold(const struct user_kept_buffer *kept)
+{
+	struct trace_array *tr = user_kept_array(kept);
+
+	if (!tr)
+		return false;
+#ifdef CONFIG_TRACER_MAX_TRACE
+	if (user_buffer_may_hold(&tr->max_buffer, kept->ts))
+		return true;
+#endif
+	return user_buffer_may_hold(&tr->array_buffer, kept->ts);
+}
+
+/*
+ * Did @tr record @user?  It did if one of its files of the event was ever
+ * enabled, or if it recorded the event before an earlier deletion.
+ */
+static bool user_event_recorded_in(struct user_event *user,
+				   struct trace_array *tr)
+{
+	struct trace_event_file *file;
+	int i;
+
+	list_for_each_entry(file, &tr->events, list) {
+		if (file->event_call == &user->call)
+			break;
+	}
+	if (!list_entry_is_head(file, &tr->events, list) &&
+	    (file->flags & EVENT_FILE_FL_WAS_ENABLED))
+		return true;
+	for (i = 0; i < user->nr_kept; i++) {
+		if (user->kept[i].tr == tr && user_kept_may_hold(&user->kept[i]))
+			return true;
+	}
+	return false;
+}
+
+/**
+ * user_event_recorded - the trace buffers that hold records of an event
+ * @user: the event, to be deleted, with no tracer attached any more
+ * @out: gets the buffers, stamped with their clock, to be freed by the
+ *	caller; NULL if there is none
+ *
+ * Return: the number of buffers, or -ENOMEM.
+ */
+static int user_event_recorded(struct user_event *user,
+			       struct user_kept_buffer **out)
+{
+	struct user_kept_buffer *kept;
+	struct trace_array *tr;
+	int n = 0;
+
+	lockdep_assert_held(&event_mutex);
+
+	*out = NULL;
+	list_for_each_entry(tr, &ftrace_trace_arrays, list)
+		n += user_event_recorded_in(user, tr);
+	if (!n)
+		return 0;
+
+	kept = kcalloc(n, sizeof(*kept), GFP_KERNEL);
+	if (!kept)
+		return -ENOMEM;
+	n = 0;
+	list_for_each_entry(tr, &ftrace_trace_arrays, list) {
+		if (!user_event_recorded_in(user, tr))
+			continue;
+		kept[n].tr = tr;
+		kept[n].ts = ring_buffer_time_stamp(tr->array_buffer.buffer);
+		n++;
+	}
+	*out = kept;
+	return n;
+}
+
+/* Free a deleted event, whose records no buffer holds any more */
+static void user_event_drop(struct user_event *user)
+{
+	/* Waits for the readers of the trace that print with the event */
+	unregister_trace_event(&user->call.event);
+	user_event_free(user);
+}
+
+/* Stop keeping @user, deleted, for its records */
+static void user_event_unkeep(struct user_event *user)
+{
+	lockdep_assert_held(&event_mutex);
+
+	list_del_init(&user->kept_link);
+	user_events_nr_kept--;
+}
+
+/* Free the kept events whose records no buffer holds any more */
+static void user_events_reclaim(void)
+{
+	struct user_event *user, *tmp;
+	int i;
+
+	lockdep_assert_held(&event_mutex);
+
+	list_for_each_entry_safe(user, tmp, &user_events_kept, kept_link) {
+		for (i = 0; i < user->nr_kept; i++) {
+			if (user_kept_may_hold(&user->kept[i]))
+				break;
+		}
+		if (i == user->nr_kept) {
+			user_event_unkeep(user);
+			user_event_drop(user);
+		}
+	}
+}
+
+/**
+ * user_event_keep - keep a deleted event for the records buffers hold
+ * @user: the event, removed from tracing
+ * @kept: the buffers that may hold its records, now owned by @user
+ * @nr_kept: number of @kept, at least one
+ *
+ * The event keeps its type number and prints its records, until
+ * user_events_reclaim() finds that no buffer can hold them.  At most
+ * USER_EVENTS_KEPT_MAX events are kept: beyond, the buffers that may hold
+ * records of the oldest one are cleared, as the tracing core would have
+ * done when it was deleted, and it is freed.  Registering the same event
+ * again (same name and fields) brings a kept one back, with its type
+ * number, so that a program that comes and goes keeps no more than one.
+ */
+static void user_event_keep(struct user_event *user,
+			    struct user_kept_buffer *kept, int nr_kept)
+{
+	struct user_event *oldest;
+	struct trace_array *tr;
+	int i;
+
+	lockdep_assert_held(&event_mutex);
+
+	kfree(user->kept);
+	user->kept = kept;
+	user->nr_kept = nr_kept;
+	list_add_tail(&user->kept_link, &user_events_kept);
+	user_events_nr_kept++;
+
+	user_events_reclaim();
+	while (user_events_nr_kept > USER_EVENTS_KEPT_MAX) {
+		oldest = list_first_entry(&user_events_kept, struct user_event,
+					  kept_link);
+		for (i = 0; i < oldest->nr_kept; i++) {
+			tr = user_kept_array(&oldest->kept[i]);
+			if (!tr || !user_kept_may_hold(&oldest->kept[i]))
+				continue;
+			tracing_reset_online_cpus(&tr->array_buffer);
+#ifdef CONFIG_TRACER_MAX_TRACE
+			tracing_reset_online_cpus(&tr->max_buffer);
+#endif
+		}
+		user_event_unkeep(oldest);
+		user_event_drop(oldest);
+	}
+}
+
+/* A kept event of @def's name and fields, in the system @multi_format says */
+static struct user_event *
+user_event_find_kept(const struct user_event_def *def, bool multi_format)
+{
+	size_t len = strlen(def->name);
+	struct user_event *user;
+
+	lockdep_assert_held(&event_mutex);
+
+	list_for_each_entry(user, &user_events_kept, kept_link) {
+		if (user->multi_format != multi_format ||
+		    strncmp(user->name, def->name, len) ||
+		    user->name[len] != (multi_format ? '.' : '\0'))
+			continue;
+		if (user_event_fields_match(user, def))
+			return user;
+	}
+	return NULL;
 }
 
 /**
  * user_event_destroy - delete an event nothing references
  * @user: the event
  *
+ * The event leaves tracefs, dynamic_events and the name table; its name
+ * is free for other fields.  No trace buffer is cleared: an event that a
+ * buffer recorded is kept (user_event_keep()).
+ *
  * Return: 0, or -EBUSY if a file, an enabler, a tracer or a trigger of
- * another event still holds it; the event is then unchanged.
+ * another event still holds it, or -ENOMEM; the event is then unchanged.
  */
 static int user_event_destroy(struct user_event *user)
 {
-	int ret;
+	struct user_kept_buffer *kept;
+	int nr_kept, ret;
 
 	lockdep_assert_held(&event_mutex);
 
 	if (user_event_busy(user))
 		return -EBUSY;
 
-	ret = trace_remove_event_call(&user->call);
-	if (ret)
-		return ret;
 	/*
-	 * Clear the buffers that recorded the event (see
-	 * user_event_recorded()): its type number may be given to another
-	 * event, whose output functions would misread its records.
+	 * A write that found the last tracer attached may still be in its
+	 * probe, recording into a buffer through the event's trace file.
 	 */
-	tracing_reset_all_online_cpus();
+	cond_synchronize_rcu(user->detach_gp);
+
+	nr_kept = user_event_recorded(user, &kept);
+	if (nr_kept < 0)
+		return nr_kept;
+
+	ret = trace_remove_event_call(&user->call);
+	if (ret) {
+		kfree(kept);
+		return ret;
+	}
 
 	dyn_event_remove(&user->devent);
 	hash_del(&user->node);
 	user_event_clear_status_index(user);
 	user_event_count--;
-	user_event_free(user);
+	spin_lock(&user_event_gc_lock);
+	list_del_init(&user->gc_link);
+	spin_unlock(&user_event_gc_lock);
+
+	if (nr_kept)
+		user_event_keep(user, kept, nr_kept);
+	else
+		user_event_drop(user);
 	return 0;
 }
 
 /*
- * Did a trace buffer ever record @user?  Removing the event then clears
- * that buffer, with every other event's records in it.
- */
-static bool user_event_recorded(struct user_event *user)
-{
-	struct trace_event_file *file;
-	struct trace_array *tr;
-
-	lockdep_assert_held(&event_mutex);
-
-	list_for_each_entry(tr, &ftrace_trace_arrays, list) {
-		list_for_each_entry(file, &tr->events, list) {
-			if (file->event_call == &user->call &&
-			    (file->flags & EVENT_FILE_FL_WAS_ENABLED))
-				return true;
-		}
-	}
-	return false;
-}
-
-/*
  * Drop a reference.  Once an automatic event (see user_event_register())
- * has no reference left but its own, user_event_gc() deletes it: the
- * caller may hold locks of the tracing core that deleting takes.  Nothing
- * of the event is touched after the decrement, which may let a concurrent
- * delete free it.
+ * has no reference left but its own, it goes on user_event_gc_list, and
+ * user_event_gc() deletes it: the caller may hold locks of the tracing
+ * core that deleting takes.  The event is put on the list under the same
+ * lock as the decrement, and a delete takes it off the list under that
+ * lock, so that the event is not touched after a delete that the
+ * decrement made possible.
  */
 static void user_event_put(struct user_event *user)
 {
-	bool auto_delete = READ_ONCE(user->auto_delete);
 	int old;
 
+	spin_lock(&user_event_gc_lock);
 	/* Never the last: the event's own reference stays */
 	__refcount_dec(&user->refcnt, &old);
-	if (auto_delete && old == 2)
-		schedule_work(&user_event_gc_work);
+	if (old == 2 && READ_ONCE(user->auto_delete) &&
+	    list_empty(&user->gc_link)) {
+		list_add_tail(&user->gc_link, &user_event_gc_list);
+		mod_delayed_work(system_wq, &user_event_gc_work, 0);
+	}
+	spin_unlock(&user_event_gc_lock);
 }
 
-/*
- * Delete the automatic events that nothing references any more.  One that
- * a trace buffer recorded stays, so that its records can still be read,
- * until it is deleted explicitly: deleting it would clear the buffer.
- * The puts of many events, as at the exit of a process, run it once.
+/**
+ * user_event_gc - delete the automatic events nothing references any more
+ * @work: user_event_gc_work
+ *
+ * An event that only the tracing core still holds (a trigger or an eprobe
+ * of another event, perf on its way out) has no callback for its release:
+ * it is looked at again every USER_EVENT_GC_RETRY_MS until it is free.
  */
 static void user_event_gc(struct work_struct *work)
 {
 	struct user_event *user;
-	struct hlist_node *tmp;
-	int bkt;
+	bool retry = false;
+	LIST_HEAD(todo);
 
 	mutex_lock(&event_mutex);
-	hash_for_each_safe(user_event_names, bkt, tmp, user, node) {
-		if (user->auto_delete && !user_event_busy(user) &&
-		    !user_event_recorded(user))
-			user_event_destroy(user);
+	spin_lock(&user_event_gc_lock);
+	list_splice_init(&user_event_gc_list, &todo);
+	while ((user = list_first_entry_or_null(&todo, struct user_event,
+						gc_link))) {
+		list_del_init(&user->gc_link);
+		spin_unlock(&user_event_gc_lock);
+
+		if (user->auto_delete && !user_event_referenced(user) &&
+		    user_event_destroy(user)) {
+			/* Held by the core (-EBUSY), or out of memory */
+			spin_lock(&user_event_gc_lock);
+			if (list_empty(&user->gc_link))
+				list_add_tail(&user->gc_link,
+					      &user_event_gc_list);
+			spin_unlock(&user_event_gc_lock);
+			retry = true;
+		}
+		spin_lock(&user_event_gc_lock);
 	}
+	spin_unlock(&user_event_gc_lock);
 	mutex_unlock(&event_mutex);
+
+	if (retry)
+		queue_delayed_work(system_wq, &user_event_gc_work,
+				   msecs_to_jiffies(USER_EVENT_GC_RETRY_MS));
 }
 
 /*
@@ -2227,10 +2559,11 @@ static bool user_event_name_taken(const char *name)
  * @out: the event
  * @created: set if the event did not exist before
  *
- * An existing event is returned if its fields are the same.  An event
- * created by an enable bit registration without USER_EVENT_REG_PERSIST is
- * automatic: deleted once nothing references it, until a registration
- * with USER_EVENT_REG_PERSIST or USER_REG_STATUS_BYTE makes it persistent.
+ * An existing event is returned if its fields are the same, and a kept one
+ * (see user_event_keep()) is brought back.  An event created by an enable
+ * bit registration without USER_EVENT_REG_PERSIST is automatic: deleted
+ * once nothing references it, until a registration with
+ * USER_EVENT_REG_PERSIST or USER_REG_STATUS_BYTE makes it persistent.
  *
  * Return: 0, -EINVAL/-E2BIG for a bad command, -EADDRINUSE if the name is
  * taken by an event with other fields or by another kind of event,
@@ -2274,7 +2607,15 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 			ret = -EMFILE;
 			goto out;
 		}
-		ret = user_event_create(&def, multi_format, &user);
+		/* The same event, deleted, is back: with its type number */
+		user = user_event_find_kept(&def, multi_format);
+		if (user) {
+			ret = user_event_publish(user);
+			if (!ret)
+				user_event_unkeep(user);
+		} else {
+			ret = user_event_create(&def, multi_format, &user);
+		}
 		if (ret)
 			goto out;
 		*created = true;
@@ -2289,10 +2630,13 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (*created)
+	if (*created) {
 		user->auto_delete = !persist;
-	else if (persist)
+		user->persist_flag = flags & USER_EVENT_REG_PERSIST;
+	} else if (persist && user->auto_delete) {
 		WRITE_ONCE(user->auto_delete, false);
+		user->persist_flag = flags & USER_EVENT_REG_PERSIST;
+	}
 	*out = user;
 out:
 	user_event_def_free(&def);
@@ -2436,7 +2780,7 @@ static int user_events_ref_find(struct user_event_file_info *info,
 	int i;
 
 	for (i = 0; refs && i < refs->count; i++) {
-		if (refs->events[i] == user)
+		if (refs->slots[i].user == user)
 			return i;
 	}
 	return -1;
@@ -2461,15 +2805,15 @@ static int user_events_ref_reserve(struct user_event_file_info *info)
 		return count;
 
 	capacity = capacity ? capacity * 2 : USER_EVENT_REFS_MIN;
-	grown = kzalloc(struct_size(grown, events, capacity),
+	grown = kzalloc(struct_size(grown, slots, capacity),
 			GFP_KERNEL_ACCOUNT);
 	if (!grown)
 		return -ENOMEM;
 	grown->capacity = capacity;
 	grown->count = count;
 	if (refs)
-		memcpy(grown->events, refs->events,
-		       count * sizeof(refs->events[0]));
+		memcpy(grown->slots, refs->slots,
+		       count * sizeof(refs->slots[0]));
 	rcu_assign_pointer(info->refs, grown);
 	if (refs)
 		kfree_rcu(refs, rcu);
@@ -2478,14 +2822,16 @@ static int user_events_ref_reserve(struct user_event_file_info *info)
 
 /*
  * Hand out the slot user_events_ref_reserve() made room for; it keeps the
- * reference to @user the caller took.
+ * reference to @user the caller took.  See struct user_event_slot for
+ * @lenient.
  */
 static void user_events_ref_publish(struct user_event_file_info *info,
-				    struct user_event *user)
+				    struct user_event *user, bool lenient)
 {
 	struct user_event_refs *refs = user_events_refs(info);
 
-	refs->events[refs->count] = user;
+	refs->slots[refs->count].user = user;
+	refs->slots[refs->count].lenient = lenient;
 	/* Pairs with the acquire in the write path: the slot is set */
 	smp_store_release(&refs->count, refs->count + 1);
 }
@@ -2496,12 +2842,14 @@ static void user_events_ref_publish(struct user_event_file_info *info,
  * @index: its write index on the file
  * @new_slot: @index is a new slot, reserved, with its own reference
  * @created: the registration created the event
+ * @lenient: a status page registration, see struct user_event_slot
  */
 struct user_reg_state {
 	struct user_event *user;
 	int index;
 	bool new_slot;
 	bool created;
+	bool lenient;
 };
 
 /**
@@ -2524,6 +2872,7 @@ static int user_reg_begin(struct user_event_file_info *info, const char *cmd,
 	int ret;
 
 	memset(st, 0, sizeof(*st));
+	st->lenient = flags & USER_REG_STATUS_BYTE;
 	mutex_lock(&event_mutex);
 	ret = user_event_register(cmd, 0, flags, &st->user, &st->created);
 	if (!ret) {
@@ -2544,12 +2893,21 @@ static int user_reg_begin(struct user_event_file_info *info, const char *cmd,
 	return ret;
 }
 
-/* Hand out the write index of the registration */
+/*
+ * Hand out the write index of the registration.  A slot that a status
+ * page registration handed out once stays lenient, whatever registered it
+ * first or registers it later: the status page program expects its
+ * writes to succeed while nothing is attached.
+ */
 static void user_reg_commit(struct user_event_file_info *info,
 			    struct user_reg_state *st)
 {
+	struct user_event_refs *refs = user_events_refs(info);
+
 	if (st->new_slot)
-		user_events_ref_publish(info, st->user);
+		user_events_ref_publish(info, st->user, st->lenient);
+	else if (st->lenient)
+		WRITE_ONCE(refs->slots[st->index].lenient, true);
 }
 
 /* Undo the registration: no slot, no reference, no event it created */
@@ -2558,7 +2916,7 @@ static void user_reg_abort(struct user_reg_state *st)
 	mutex_lock(&event_mutex);
 	if (st->new_slot)
 		user_event_put(st->user);
-	if (st->created && !user_event_recorded(st->user))
+	if (st->created)
 		user_event_destroy(st->user);
 	mutex_unlock(&event_mutex);
 }
@@ -2826,37 +3184,67 @@ static long user_events_ioctl_unreg(unsigned long uarg)
 	return 0;
 }
 
+/*
+ * Is @user an event DIAG_IOCSDEL of @name deletes?  @name is the name of
+ * the events it deletes in both systems, or the "NAME.ID" of one
+ * multi-format event.
+ */
+static bool user_event_named(struct user_event *user, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (!strcmp(user->name, name))
+		return true;
+	return user->multi_format && !strncmp(user->name, name, len) &&
+	       user->name[len] == '.';
+}
+
 /**
- * user_events_ioctl_del - DIAG_IOCSDEL: delete an event by name
+ * user_events_ioctl_del - DIAG_IOCSDEL: delete the events of a name
  * @uarg: the caller's NUL-terminated event name
  *
- * Deleting an event that a trace buffer recorded clears that buffer,
- * which only a caller allowed to administer tracing may do.
+ * Deletes the event of that name and the multi-format events of that
+ * name, all or none.  Deleting an event that USER_EVENT_REG_PERSIST made
+ * persistent needs CAP_PERFMON, as the flag did.
  *
- * Return: 0, -ENOENT, -EBUSY while the event is referenced, -EPERM.
+ * Return: 0, -ENOENT if there is no such event, -EPERM, -EBUSY while one
+ * of them is referenced, -ENOMEM.
  */
 static long user_events_ioctl_del(unsigned long uarg)
 {
 	struct user_event *user;
+	struct hlist_node *tmp;
+	int ret = -ENOENT;
 	char *name;
-	int ret;
+	u32 key;
 
 	name = user_events_read_cmd((const char __user *)uarg);
 	if (IS_ERR(name))
 		return PTR_ERR(name);
+	key = user_event_key(name);
 
 	mutex_lock(&event_mutex);
-	user = user_event_find(name);
-	if (!user)
-		ret = -ENOENT;
-	else if (user_event_busy(user))
-		ret = -EBUSY;
-	else if (user_event_recorded(user) && !capable(CAP_SYS_ADMIN))
-		ret = -EPERM;
-	else
-		ret = user_event_destroy(user);
+	hash_for_each_possible(user_event_names, user, node, key) {
+		if (!user_event_named(user, name))
+			continue;
+		if (user->persist_flag && !perfmon_capable()) {
+			ret = -EPERM;
+			goto out;
+		}
+		ret = 0;
+	}
+	hash_for_each_possible(user_event_names, user, node, key) {
+		if (user_event_named(user, name) && user_event_busy(user)) {
+			ret = -EBUSY;
+			goto out;
+		}
+	}
+	hash_for_each_possible_safe(user_event_names, user, tmp, node, key) {
+		if (!ret && user_event_named(user, name))
+			ret = user_event_destroy(user);
+	}
+out:
 	mutex_unlock(&event_mutex);
-
 	kfree(name);
 	return ret;
 }
@@ -2894,7 +3282,9 @@ static long user_events_ioctl(struct file *file, unsigned int cmd,
  *
  * Return: @total, -ENOENT for an unknown index, -EINVAL for a payload
  * shorter than the event's fields, -E2BIG for one larger than a record
- * can hold, or the error of user_event_emit().
+ * can hold, -EBADF while nothing is attached to the event of an index
+ * that no status page registration handed out, or the error of
+ * user_event_emit().
  */
 static ssize_t user_events_write_index(struct file *file, u32 index,
 				       struct iov_iter *iter, size_t total)
@@ -2902,6 +3292,7 @@ static ssize_t user_events_write_index(struct file *file, u32 index,
 	struct user_event_file_info *info = file->private_data;
 	struct user_event_refs *refs;
 	struct user_event *user = NULL;
+	bool lenient = false;
 	size_t payload;
 	int ret;
 
@@ -2913,8 +3304,10 @@ static ssize_t user_events_write_index(struct file *file, u32 index,
 	rcu_read_lock_sched();
 	refs = rcu_dereference_sched(info->refs);
 	/* Pairs with the release in user_events_ref_publish(): slot is set */
-	if (likely(refs && index < (u32)smp_load_acquire(&refs->count)))
-		user = refs->events[index];
+	if (likely(refs && index < (u32)smp_load_acquire(&refs->count))) {
+		user = refs->slots[index].user;
+		lenient = READ_ONCE(refs->slots[index].lenient);
+	}
 	rcu_read_unlock_sched();
 
 	if (unlikely(!user))
@@ -2930,6 +3323,9 @@ static ssize_t user_events_write_index(struct file *file, u32 index,
 		ret = user_event_emit(user, iter);
 		if (ret)
 			return ret;
+	} else if (!lenient) {
+		/* Mainline's libraries take EBADF for "not enabled" */
+		return -EBADF;
 	}
 	return total;
 }
@@ -3004,7 +3400,7 @@ static int user_events_release(struct inode *inode, struct file *file)
 	refs = rcu_dereference_protected(info->refs, true);
 	if (refs) {
 		for (i = 0; i < refs->count; i++)
-			user_event_put(refs->events[i]);
+			user_event_put(refs->slots[i].user);
 		kfree(refs);
 	}
 	kfree(info);
