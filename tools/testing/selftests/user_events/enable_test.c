@@ -19,7 +19,24 @@
  *   written in at all (unmapped, read-only);
  * - the lifetime of the events it creates: automatic or persistent
  *   (USER_EVENT_REG_PERSIST, which needs CAP_PERFMON: checked as an
- *   unprivileged user too), recorded ones staying;
+ *   unprivileged user too).  An automatic event goes within a second of
+ *   losing its last reference, whichever it was (the last fd slot, the
+ *   last enable bit, the exit of the process, ftrace, perf, an eprobe, a
+ *   trigger of another event), recorded and once enabled or not; the
+ *   records it left stay in the buffer, printed with its format, and the
+ *   name is free for other fields.  A recorded event deleted, by itself
+ *   or explicitly, keeps its type: registered again with the same fields
+ *   it has the same id;
+ * - DIAG_IOCSDEL of a name deletes every event of it, in user_events and
+ *   user_events_multi, all or nothing: EBUSY if one of them is held, and
+ *   EPERM for a caller without CAP_PERFMON if one of them was made
+ *   persistent by USER_EVENT_REG_PERSIST (events made by the status page
+ *   or dynamic_events need no capability); "NAME.ID" deletes one;
+ * - writes: through a slot that only enable bit registrations handed out
+ *   on the fd (mainline's rule), EBADF while nothing is attached, after
+ *   the ENOENT, EINVAL and E2BIG checks; once a status page registration
+ *   handed the slot out (5.18's rule), before or after, the write
+ *   succeeds and records nothing; slots are per fd;
  * - USER_EVENT_REG_MULTI_FORMAT events, kernel.user_events_max, and one
  *   event registered with both layouts, its status byte and enable bit
  *   agreeing.
@@ -52,6 +69,15 @@
 #define MAX_DEFAULT	32768
 /* The tests that wait for children or workers: slow in a debug kernel */
 #define LONG_TIMEOUT	300
+/*
+ * How long an automatic event may outlive its last reference: mainline's
+ * own tests wait at most one second for its directory to go
+ */
+#define GONE_MS		1000
+/* The eprobe and the trigger source event that hold events of the tests */
+#define EP_GROUP	"ue_ep"
+#define EP_NAME		PREFIX "ep"
+#define TRIG_SRC	PREFIX "trig_src"
 
 /*
  * The image a child execs is this program, with EXEC_ENV set: it waits
@@ -189,10 +215,13 @@ static int en_pagemap_bit(const void *addr, int bit)
 #define PM_PRESENT	63
 #define PM_EXCLUSIVE	56
 
-/* Wait until event @name of @system is gone (deleted automatically) */
-static bool en_wait_gone_in(const char *system, const char *name)
+/*
+ * Wait at most @ms milliseconds until event @name of @system is gone
+ * (deleted automatically); is it?
+ */
+static bool en_wait_gone_ms(const char *system, const char *name, long ms)
 {
-	long long end = ue_now_ms() + UE_WAIT_MS;
+	long long end = ue_now_ms() + ms;
 	char rel[256];
 
 	snprintf(rel, sizeof(rel), "events/%s/%s", system, name);
@@ -202,9 +231,23 @@ static bool en_wait_gone_in(const char *system, const char *name)
 	return access(ue_path(rel), F_OK) && errno == ENOENT;
 }
 
+static bool en_wait_gone_in(const char *system, const char *name)
+{
+	return en_wait_gone_ms(system, name, UE_WAIT_MS);
+}
+
 static bool en_wait_gone(const char *name)
 {
 	return en_wait_gone_in(USER_EVENTS_SYSTEM, name);
+}
+
+/*
+ * Is automatic event @name gone within GONE_MS of the call, which comes
+ * right after its last reference was dropped?
+ */
+static bool en_gone_soon(const char *name)
+{
+	return en_wait_gone_ms(USER_EVENTS_SYSTEM, name, GONE_MS);
 }
 
 /*
@@ -246,6 +289,16 @@ static bool en_gc_passed(void)
 		close(fd);
 
 	return gone;
+}
+
+/* Does event @name of @system have its directory? */
+static bool en_exists_in(const char *system, const char *name)
+{
+	char rel[256];
+
+	snprintf(rel, sizeof(rel), "events/%s/%s", system, name);
+
+	return access(ue_path(rel), F_OK) == 0;
 }
 
 /* Enable or disable @name, an event of user_events_multi ("NAME.ID") */
@@ -329,6 +382,9 @@ static int en_set_max(long max)
 /* Remove every event of the tests, in both systems */
 static void en_cleanup(void)
 {
+	/* What holds events of the tests, besides fds and enable bits */
+	ue_eprobe_remove(EP_GROUP, EP_NAME);
+	ue_clear_triggers(TRIG_SRC);
 	ue_cleanup_events(PREFIX);
 	ue_cleanup_system_events(MULTI, PREFIX);
 }
@@ -1527,14 +1583,13 @@ TEST_F_TIMEOUT(en, exit_drops, LONG_TIMEOUT)
 	ASSERT_EQ(0, en_child_finish(&c));
 
 	/*
-	 * Its exit dropped them: p can be deleted, a went by itself and r,
-	 * once recorded, stays until deleted (a was dropped after r)
+	 * Its exit dropped them: p can be deleted, a went by itself, and so
+	 * did r, enabled once though it was
 	 */
 	ASSERT_EQ(0, en_del_when_free(PREFIX "drop_p"));
 	ASSERT_TRUE(en_wait_gone(PREFIX "drop_a"));
-	ASSERT_TRUE(ue_event_exists(r));
-	ASSERT_EQ(0, ue_del(r));
-	ASSERT_FALSE(ue_event_exists(r));
+	ASSERT_TRUE(en_wait_gone(r));
+	ASSERT_EQ(ENOENT, ue_del(r));
 }
 
 TEST_F_TIMEOUT(en, exec_drops, LONG_TIMEOUT)
@@ -1867,30 +1922,351 @@ TEST_F_TIMEOUT(en, automatic_events, LONG_TIMEOUT)
 	ASSERT_TRUE(en_wait_gone(name));
 }
 
-TEST_F_TIMEOUT(en, recorded_automatic_event_stays, LONG_TIMEOUT)
+/*
+ * Register @cmd on a new fd with bit @bit of @word and @flags, then drop
+ * the fd and the bit: nothing holds the event any more.  0 or errno.
+ */
+static int en_reg_free(const char *cmd, __u32 *word, int bit, int flags)
+{
+	int fd = ue_open_data();
+	int ret;
+
+	if (fd == -1)
+		return errno;
+	ret = en_reg(fd, cmd, word, 4, bit, flags, NULL);
+	if (!ret)
+		ret = en_unreg(fd, word, bit);
+	close(fd);
+
+	return ret;
+}
+
+/*
+ * Register @cmd on a new fd with bit @bit of @word and @flags, write
+ * "u32 v" @v while the event is enabled at the top level, then drop the
+ * fd and the bit.  0 or errno (EIO: the write failed).
+ */
+static int en_record_once(const char *name, const char *cmd, __u32 *word,
+			  int bit, int flags, __u32 v)
+{
+	int fd = ue_open_data();
+	__u32 idx;
+	int ret;
+
+	if (fd == -1)
+		return errno;
+	ret = en_reg(fd, cmd, word, 4, bit, flags, &idx);
+	if (!ret)
+		ret = ue_enable(NULL, name, true);
+	if (!ret && ue_emit(fd, idx, &v, sizeof(v)) != 8)
+		ret = EIO;
+	if (!ret)
+		ret = ue_enable(NULL, name, false);
+	if (!ret)
+		ret = en_unreg(fd, word, bit);
+	close(fd);
+
+	return ret;
+}
+
+/*
+ * Register automatic event rec on a new fd, write v=@v while it is
+ * enabled, drop the fd and the bit: it must go within a second.  Its
+ * event id while it existed goes to *@id.
+ */
+static void rec_round(struct __test_metadata *_metadata, int fd, __u32 *word,
+		      __u32 v, int *id)
 {
 	const char *name = PREFIX "rec";
-	__u32 *word = (__u32 *)self->page;
-	__u32 idx, v = 3;
+	__u32 idx;
 	int fd2;
 
 	fd2 = ue_open_data();
 	ASSERT_NE(-1, fd2);
 	ASSERT_EQ(0, en_reg(fd2, PREFIX "rec u32 v", word, 4, 0, 0, &idx));
-	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	*id = ue_event_id(name);
+	ASSERT_LT(0, *id);
+	EN_SWITCH(NULL, name, true, word, 1);
 	ASSERT_EQ(8, ue_emit(fd2, idx, &v, sizeof(v)));
-	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	EN_SWITCH(NULL, name, false, word, 0);
 	close(fd2);
-	ASSERT_EQ(0, en_unreg(self->fd, word, 0));
+	ASSERT_EQ(0, en_unreg(fd, word, 0));
+	ASSERT_TRUE(en_gone_soon(name));
+	ASSERT_EQ(ENOENT, ue_del(name));
+}
 
-	/* Nothing holds it, but the buffer has its record: it stays */
-	ASSERT_TRUE(en_gc_passed());
-	ASSERT_TRUE(ue_event_exists(name));
+TEST_F_TIMEOUT(en, recorded_automatic_event_goes, LONG_TIMEOUT)
+{
+	const char *name = PREFIX "rec";
+	__u32 *word = (__u32 *)self->page;
+	struct ue_status_reg sreg;
+	int id, again;
+	__u64 w = 5;
+
+	/* Enabled and recorded, then nothing holds it: it goes all the same */
+	rec_round(_metadata, self->fd, word, 3, &id);
+
+	/* Its record stays, printed with its format */
 	UE_ASSERT_TRACE(NULL, name, "v=3\n");
 
-	/* Until deleted */
+	/* Its type stays too: the same fields again are the same event type */
+	rec_round(_metadata, self->fd, word, 4, &again);
+	ASSERT_EQ(id, again);
+	UE_ASSERT_TRACE(NULL, name, "v=3\nv=4\n");
+
+	/* Other fields: another type; the old records keep their format */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "rec u64 w", &sreg));
+	ASSERT_LT(0, ue_event_id(name));
+	ASSERT_NE(id, ue_event_id(name));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(12, ue_emit(self->fd, sreg.write_index, &w, sizeof(w)));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	UE_ASSERT_TRACE(NULL, name, "v=3\nv=4\nw=5\n");
+}
+
+/*
+ * An event made persistent by USER_EVENT_REG_PERSIST, recorded, deleted
+ * by DIAG_IOCSDEL or by "!u:NAME": its records stay, and its type for the
+ * same fields.
+ */
+TEST_F_TIMEOUT(en, persistent_recorded_delete, LONG_TIMEOUT)
+{
+	const char *name = PREFIX "prec", *other = PREFIX "pother";
+	__u32 *word = (__u32 *)self->page;
+	int id;
+
+	ASSERT_EQ(0, en_record_once(name, PREFIX "prec u32 v", word, 0,
+				    USER_EVENT_REG_PERSIST, 1));
+	ASSERT_EQ(0, en_record_once(other, PREFIX "pother u32 v", word, 1,
+				    USER_EVENT_REG_PERSIST, 2));
+	id = ue_event_id(name);
+	ASSERT_LT(0, id);
+	ASSERT_TRUE(en_gc_passed());
+	ASSERT_TRUE(ue_event_exists(name));
+
+	/* DIAG_IOCSDEL: gone, the records of both events stay */
 	ASSERT_EQ(0, ue_del(name));
 	ASSERT_FALSE(ue_event_exists(name));
+	UE_ASSERT_TRACE(NULL, name, "v=1\n");
+	UE_ASSERT_TRACE(NULL, other, "v=2\n");
+
+	/* Back with the same fields: the same type, old and new records */
+	ASSERT_EQ(0, en_record_once(name, PREFIX "prec u32 v", word, 0,
+				    USER_EVENT_REG_PERSIST, 3));
+	ASSERT_EQ(id, ue_event_id(name));
+	UE_ASSERT_TRACE(NULL, name, "v=1\nv=3\n");
+
+	/* "!u:NAME" in dynamic_events: the same */
+	ASSERT_EQ(0, ue_dyn("!u:" PREFIX "prec"));
+	ASSERT_FALSE(ue_event_exists(name));
+	ASSERT_EQ(0, ue_dyn("!u:" PREFIX "pother"));
+	ASSERT_FALSE(ue_event_exists(other));
+	UE_ASSERT_TRACE(NULL, name, "v=1\nv=3\n");
+	UE_ASSERT_TRACE(NULL, other, "v=2\n");
+}
+
+/*
+ * An automatic event, which recorded v=42, kept by one holder once its fd
+ * and enable bit are gone, then released by it: it goes within a second,
+ * whatever the holder, and leaves its record.
+ */
+#define AUTO		PREFIX "auto_gone"
+#define AUTO_CMD	AUTO " u32 v"
+
+enum en_holder {
+	HOLD_FD,		/* a slot of an open fd: the fd is closed */
+	HOLD_BIT,		/* an enable bit: unregistered */
+	HOLD_PROCESS,		/* the slot and bit of a child: it exits */
+	HOLD_FTRACE,		/* enabled: disabled */
+	HOLD_PERF,		/* a perf event: closed */
+	HOLD_EPROBE,		/* an eprobe on it: removed */
+	HOLD_TRIGGER,		/* enable_event trigger of another event */
+};
+
+FIXTURE(autodel) {
+	FIXTURE_DATA(en) en;
+	int fd2;
+	int perf_fd;
+};
+
+FIXTURE_VARIANT(autodel) {
+	enum en_holder holder;
+};
+
+FIXTURE_VARIANT_ADD(autodel, last_fd_closed) {
+	.holder = HOLD_FD,
+};
+
+FIXTURE_VARIANT_ADD(autodel, last_bit_unregistered) {
+	.holder = HOLD_BIT,
+};
+
+FIXTURE_VARIANT_ADD(autodel, process_exit) {
+	.holder = HOLD_PROCESS,
+};
+
+FIXTURE_VARIANT_ADD(autodel, ftrace_disabled) {
+	.holder = HOLD_FTRACE,
+};
+
+FIXTURE_VARIANT_ADD(autodel, perf_closed) {
+	.holder = HOLD_PERF,
+};
+
+FIXTURE_VARIANT_ADD(autodel, eprobe_removed) {
+	.holder = HOLD_EPROBE,
+};
+
+FIXTURE_VARIANT_ADD(autodel, trigger_removed) {
+	.holder = HOLD_TRIGGER,
+};
+
+FIXTURE_SETUP(autodel)
+{
+	self->fd2 = -1;
+	self->perf_fd = -1;
+	en_setup(_metadata, &self->en, NULL);
+}
+
+FIXTURE_TEARDOWN(autodel)
+{
+	if (self->perf_fd != -1)
+		close(self->perf_fd);
+	if (self->fd2 != -1)
+		close(self->fd2);
+	en_teardown(_metadata, &self->en, NULL);
+}
+
+/*
+ * The child of the process_exit variant: registers AUTO on its own fd
+ * with an enable bit, writes v=42 once the parent enabled it, and exits
+ * when told, with the fd open and the bit registered.
+ */
+static int auto_child(struct en_child *c, void *arg)
+{
+	__u32 *word = arg;
+	__u32 idx, v = 42;
+	int fd = ue_open_data();
+
+	if (fd == -1)
+		return en_fail(1, "open user_events_data");
+	if (en_reg(fd, AUTO_CMD, word, 4, 0, 0, &idx))
+		return en_fail(2, "register");
+	if (!en_say(c, 'r') || en_hear(c) != 'w')
+		return en_fail(3, "no word from the parent");
+	if (!ue_wait_bit(word, 4, 0, true))
+		return en_fail(4, "the bit was not set");
+	if (ue_emit(fd, idx, &v, sizeof(v)) != 8)
+		return en_fail(5, "write");
+	if (!en_say(c, 'd') || en_hear(c) != 'x')
+		return en_fail(6, "no word from the parent");
+
+	return 0;
+}
+
+TEST_F_TIMEOUT(autodel, goes_leaving_its_records, LONG_TIMEOUT)
+{
+	static const char enable_auto[] =
+		"enable_event:" USER_EVENTS_SYSTEM ":" AUTO "\n";
+	static const char disable_auto[] =
+		"!enable_event:" USER_EVENTS_SYSTEM ":" AUTO "\n";
+	enum en_holder holder = variant->holder;
+	__u32 *word = (__u32 *)self->en.page;
+	char cmd[256], trigger[256];
+	struct ue_status_reg sreg;
+	struct en_child c;
+	__u32 idx, v = 42;
+
+	/* A copy: ue_event_file() reuses its buffers */
+	snprintf(trigger, sizeof(trigger), "%s",
+		 ue_event_file(NULL, TRIG_SRC, "trigger"));
+
+	/* Made by an enable bit registration: automatic; it records v=42 */
+	if (holder == HOLD_PROCESS) {
+		ASSERT_EQ(0, en_child_start(&c, auto_child, word));
+		ASSERT_EQ('r', en_child_hear(&c));
+		ASSERT_EQ(0, ue_enable(NULL, AUTO, true));
+		ASSERT_TRUE(en_child_say(&c, 'w'));
+		ASSERT_EQ('d', en_child_hear(&c));
+		ASSERT_EQ(0, ue_enable(NULL, AUTO, false));
+	} else {
+		self->fd2 = ue_open_data();
+		ASSERT_NE(-1, self->fd2);
+		ASSERT_EQ(0, en_reg(self->fd2, AUTO_CMD, word, 4, 0, 0, &idx));
+		EN_SWITCH(NULL, AUTO, true, word, 1);
+		ASSERT_EQ(8, ue_emit(self->fd2, idx, &v, sizeof(v)));
+		EN_SWITCH(NULL, AUTO, false, word, 0);
+	}
+
+	/* The holder takes it */
+	switch (holder) {
+	case HOLD_FTRACE:
+		ASSERT_EQ(0, ue_enable(NULL, AUTO, true));
+		break;
+	case HOLD_PERF:
+		self->perf_fd = ue_perf_open(ue_event_id(AUTO), 0, -1);
+		ASSERT_NE(-1, self->perf_fd);
+		break;
+	case HOLD_EPROBE:
+		snprintf(cmd, sizeof(cmd), "e:%s/%s %s/%s", EP_GROUP, EP_NAME,
+			 USER_EVENTS_SYSTEM, AUTO);
+		ASSERT_EQ(0, ue_dyn(cmd));
+		break;
+	case HOLD_TRIGGER:
+		ASSERT_EQ(0, ue_dyn("u:" TRIG_SRC " u32 v"));
+		ASSERT_EQ(0, ue_write_file(trigger, enable_auto, O_APPEND));
+		break;
+	default:
+		break;
+	}
+
+	/* Everything else is dropped: the holder alone keeps it */
+	if (holder != HOLD_FD && holder != HOLD_PROCESS) {
+		close(self->fd2);
+		self->fd2 = -1;
+	}
+	if (holder != HOLD_BIT && holder != HOLD_PROCESS)
+		ASSERT_EQ(0, en_unreg(self->en.fd, word, 0));
+	ASSERT_TRUE(en_gc_passed());
+	ASSERT_TRUE(ue_event_exists(AUTO));
+	ASSERT_EQ(EBUSY, ue_del(AUTO));
+
+	/* Released: gone within a second */
+	switch (holder) {
+	case HOLD_FD:
+		close(self->fd2);
+		self->fd2 = -1;
+		break;
+	case HOLD_BIT:
+		ASSERT_EQ(0, en_unreg(self->en.fd, word, 0));
+		break;
+	case HOLD_PROCESS:
+		ASSERT_TRUE(en_child_say(&c, 'x'));
+		ASSERT_EQ(0, en_child_finish(&c));
+		break;
+	case HOLD_FTRACE:
+		ASSERT_EQ(0, ue_enable(NULL, AUTO, false));
+		break;
+	case HOLD_PERF:
+		close(self->perf_fd);
+		self->perf_fd = -1;
+		break;
+	case HOLD_EPROBE:
+		ASSERT_EQ(0, ue_eprobe_remove(EP_GROUP, EP_NAME));
+		break;
+	case HOLD_TRIGGER:
+		ASSERT_EQ(0, ue_write_file(trigger, disable_auto, O_APPEND));
+		break;
+	}
+	ASSERT_TRUE(en_gone_soon(AUTO));
+
+	/* Its record stays, printed with its format */
+	UE_ASSERT_TRACE(NULL, AUTO, "v=42\n");
+
+	/* The name is free for other fields; the record keeps its format */
+	ASSERT_EQ(0, ue_reg(self->en.fd, AUTO " u64 w; u8 x", &sreg));
+	ASSERT_TRUE(ue_event_exists(AUTO));
+	UE_ASSERT_TRACE(NULL, AUTO, "v=42\n");
 }
 
 TEST_F_TIMEOUT(en, persistent_events, LONG_TIMEOUT)
@@ -2144,14 +2520,201 @@ TEST_F_TIMEOUT(en, multi_format_delete, LONG_TIMEOUT)
 	ASSERT_EQ(0, en_multi_find(name, "u8 c", n3, sizeof(n3)));
 	ASSERT_EQ(1, en_multi_find(name, "u32 a", n1, sizeof(n1)));
 
-	/* "!u:user_events_multi/NAME.ID" and DIAG_IOCSDEL of NAME.ID */
+	/* "!u:user_events_multi/NAME.ID" deletes that one only */
 	ASSERT_EQ(0, ue_dyn(cmd));
 	ASSERT_EQ(ENOENT, ue_dyn(cmd));
 	ASSERT_EQ(0, en_multi_find(name, "u32 a", n1, sizeof(n1)));
-	ASSERT_EQ(ENOENT, ue_del(name));
+	ASSERT_EQ(1, en_multi_find(name, "u64 b", n2, sizeof(n2)));
+
+	/* So does DIAG_IOCSDEL of NAME.ID */
+	ASSERT_EQ(0, en_reg_free(PREFIX "mdel u32 a", word, 0,
+				 USER_EVENT_REG_MULTI_FORMAT |
+				 USER_EVENT_REG_PERSIST));
+	ASSERT_EQ(1, en_multi_find(name, "u32 a", n1, sizeof(n1)));
 	ASSERT_EQ(0, ue_del(n2));
 	ASSERT_EQ(ENOENT, ue_del(n2));
 	ASSERT_EQ(0, en_multi_find(name, "u64 b", n2, sizeof(n2)));
+	ASSERT_EQ(1, en_multi_find(name, "u32 a", n1, sizeof(n1)));
+
+	/* DIAG_IOCSDEL of NAME, the rest of them; then there is none */
+	ASSERT_EQ(0, ue_del(name));
+	ASSERT_EQ(0, en_multi_find(name, "u32 a", n1, sizeof(n1)));
+	ASSERT_FALSE(en_exists_in(MULTI, n1));
+	ASSERT_EQ(ENOENT, ue_del(name));
+}
+
+/*
+ * DIAG_IOCSDEL of NAME: the event NAME of user_events and every NAME.ID
+ * of user_events_multi, all or nothing
+ */
+TEST_F_TIMEOUT(en, delete_name_deletes_all_formats, LONG_TIMEOUT)
+{
+	const int both = USER_EVENT_REG_MULTI_FORMAT | USER_EVENT_REG_PERSIST;
+	const char *name = PREFIX "dname";
+	__u32 *word = (__u32 *)self->page;
+	char n1[96], n2[96];
+	int fd2;
+
+	/* A plain event and two multi-format ones, one of them held */
+	ASSERT_EQ(0, ue_dyn("u:" PREFIX "dname u16 p"));
+	ASSERT_EQ(0, en_reg_free(PREFIX "dname u32 a", word, 0, both));
+	fd2 = ue_open_data();
+	ASSERT_NE(-1, fd2);
+	ASSERT_EQ(0, en_reg(fd2, PREFIX "dname u64 b", word, 4, 1, both,
+			    NULL));
+	ASSERT_EQ(1, en_multi_find(name, "u32 a", n1, sizeof(n1)));
+	ASSERT_EQ(1, en_multi_find(name, "u64 b", n2, sizeof(n2)));
+
+	/* Held by an fd slot, then by an enable bit: none is deleted */
+	ASSERT_EQ(EBUSY, ue_del(name));
+	close(fd2);
+	ASSERT_EQ(EBUSY, ue_del(name));
+	ASSERT_TRUE(ue_event_exists(name));
+	ASSERT_TRUE(en_exists_in(MULTI, n1));
+	ASSERT_TRUE(en_exists_in(MULTI, n2));
+	ASSERT_EQ(0, en_unreg(self->fd, word, 1));
+
+	/* The plain one held (enabled): none is deleted either */
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ(EBUSY, ue_del(name));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_TRUE(ue_event_exists(name));
+	ASSERT_TRUE(en_exists_in(MULTI, n1));
+	ASSERT_TRUE(en_exists_in(MULTI, n2));
+
+	/* A multi-format one enabled */
+	ASSERT_EQ(0, en_multi_enable(n2, true));
+	ASSERT_EQ(EBUSY, ue_del(name));
+	ASSERT_EQ(0, en_multi_enable(n2, false));
+	ASSERT_TRUE(ue_event_exists(name));
+	ASSERT_TRUE(en_exists_in(MULTI, n1));
+	ASSERT_TRUE(en_exists_in(MULTI, n2));
+
+	/* None held: all three go at once */
+	ASSERT_EQ(0, ue_del(name));
+	ASSERT_FALSE(ue_event_exists(name));
+	ASSERT_FALSE(en_exists_in(MULTI, n1));
+	ASSERT_FALSE(en_exists_in(MULTI, n2));
+	ASSERT_EQ(0, en_multi_find(name, "u32 a", n1, sizeof(n1)));
+	ASSERT_EQ(0, en_multi_find(name, "u64 b", n2, sizeof(n2)));
+	ASSERT_EQ(ENOENT, ue_del(name));
+
+	/* Multi-format events only */
+	ASSERT_EQ(0, en_reg_free(PREFIX "dname u32 a", word, 0, both));
+	ASSERT_EQ(0, en_reg_free(PREFIX "dname u64 b", word, 1, both));
+	ASSERT_EQ(1, en_multi_find(name, "u32 a", n1, sizeof(n1)));
+	ASSERT_EQ(1, en_multi_find(name, "u64 b", n2, sizeof(n2)));
+	ASSERT_EQ(0, ue_del(name));
+	ASSERT_FALSE(en_exists_in(MULTI, n1));
+	ASSERT_FALSE(en_exists_in(MULTI, n2));
+	ASSERT_EQ(ENOENT, ue_del(name));
+}
+
+/*
+ * As nobody in group TEST_GID, given user_events_data, delete the events
+ * root made: without CAP_PERFMON, any name with an event that
+ * USER_EVENT_REG_PERSIST made persistent is EPERM, for all of the name's
+ * events; events made by the status page or by dynamic_events can be
+ * deleted.  With CAP_PERFMON, the persistent ones too.
+ */
+/* Plain (dynamic_events) and multi-format (USER_EVENT_REG_PERSIST) */
+#define PDEL		PREFIX "pdel"
+/* Plain, made by USER_EVENT_REG_PERSIST */
+#define PPLAIN		PREFIX "pplain"
+/* Made by a status page registration, by dynamic_events */
+#define PSTATUS		PREFIX "pstatus"
+#define PDYN		PREFIX "pdyn"
+
+struct del_ctx {
+	bool perfmon;
+	char multi[96];		/* NAME.ID of PDEL in user_events_multi */
+};
+
+static int del_child(struct en_child *c, void *arg)
+{
+	struct del_ctx *x = arg;
+	int fd;
+
+	if (en_become_nobody(x->perfmon))
+		return en_fail(1, "become nobody");
+	fd = ue_open_data();
+	if (fd == -1)
+		return en_fail(2, "open user_events_data");
+
+	if (x->perfmon) {
+		errno = ue_ioctl(fd, DIAG_IOCSDEL, PDEL);
+		if (errno)
+			return en_fail(3, "delete " PDEL " with CAP_PERFMON");
+		errno = ue_ioctl(fd, DIAG_IOCSDEL, PPLAIN);
+		if (errno)
+			return en_fail(4, "delete " PPLAIN " with CAP_PERFMON");
+		close(fd);
+		return 0;
+	}
+
+	errno = ue_ioctl(fd, DIAG_IOCSDEL, PDEL);
+	if (errno != EPERM)
+		return en_fail(5, "delete " PDEL " was not EPERM");
+	errno = ue_ioctl(fd, DIAG_IOCSDEL, x->multi);
+	if (errno != EPERM)
+		return en_fail(6, "delete of NAME.ID was not EPERM");
+	errno = ue_ioctl(fd, DIAG_IOCSDEL, PPLAIN);
+	if (errno != EPERM)
+		return en_fail(7, "delete " PPLAIN " was not EPERM");
+	errno = ue_ioctl(fd, DIAG_IOCSDEL, PSTATUS);
+	if (errno)
+		return en_fail(8, "delete " PSTATUS);
+	errno = ue_ioctl(fd, DIAG_IOCSDEL, PDYN);
+	if (errno)
+		return en_fail(9, "delete " PDYN);
+	close(fd);
+
+	return 0;
+}
+
+TEST_F_TIMEOUT(en, delete_persistent_needs_perfmon, LONG_TIMEOUT)
+{
+	__u32 *word = (__u32 *)self->page;
+	struct ue_status_reg sreg;
+	struct del_ctx x = { .perfmon = false };
+	struct en_child c;
+	int fd2;
+
+	/* The admin hands user_events_data to the group */
+	ASSERT_EQ(0, ue_grant_dirs(&self->attrs, TEST_GID));
+	ASSERT_EQ(0, ue_grant(&self->attrs, ue_path("user_events_data"),
+			      TEST_GID, 0060));
+
+	/* Root makes them, each held by nothing */
+	ASSERT_EQ(0, ue_dyn("u:" PDEL " u16 p"));
+	ASSERT_EQ(0, en_reg_free(PDEL " u32 a", word, 0,
+				 USER_EVENT_REG_MULTI_FORMAT |
+				 USER_EVENT_REG_PERSIST));
+	ASSERT_EQ(1, en_multi_find(PDEL, "u32 a", x.multi, sizeof(x.multi)));
+	ASSERT_EQ(0, en_reg_free(PPLAIN " u32 a", word, 1,
+				 USER_EVENT_REG_PERSIST));
+	fd2 = ue_open_data();
+	ASSERT_NE(-1, fd2);
+	ASSERT_EQ(0, ue_reg(fd2, PSTATUS " u32 a", &sreg));
+	close(fd2);
+	ASSERT_EQ(0, ue_dyn("u:" PDYN " u32 a"));
+
+	/* Without CAP_PERFMON: all of PDEL stays, the other two go */
+	ASSERT_EQ(0, en_child_start(&c, del_child, &x));
+	ASSERT_EQ(0, en_child_finish(&c));
+	ASSERT_TRUE(ue_event_exists(PDEL));
+	ASSERT_TRUE(en_exists_in(MULTI, x.multi));
+	ASSERT_TRUE(ue_event_exists(PPLAIN));
+	ASSERT_FALSE(ue_event_exists(PSTATUS));
+	ASSERT_FALSE(ue_event_exists(PDYN));
+
+	/* With CAP_PERFMON: every one of them */
+	x.perfmon = true;
+	ASSERT_EQ(0, en_child_start(&c, del_child, &x));
+	ASSERT_EQ(0, en_child_finish(&c));
+	ASSERT_FALSE(ue_event_exists(PDEL));
+	ASSERT_FALSE(en_exists_in(MULTI, x.multi));
+	ASSERT_FALSE(ue_event_exists(PPLAIN));
 }
 
 TEST_F_TIMEOUT(en, user_events_max, LONG_TIMEOUT)
@@ -2291,6 +2854,205 @@ TEST_F(en, status_byte_given_later)
 	ASSERT_EQ(0, self->status[sreg.status_index]);
 	ASSERT_EQ(0, *word);
 	close(fd2);
+}
+
+/*
+ * Writes while nothing is attached.  A slot (write index) of an fd that
+ * only enable bit registrations handed out is strict: EBADF, as on Linux
+ * 6.4 and later.  Once a status page registration handed it out on that
+ * fd, it is lenient: the write succeeds and records nothing, as on 5.18.
+ */
+
+/* write() of index @idx and u32 @v in one buffer: its result, or -errno */
+static ssize_t en_write_u32(int fd, __u32 idx, __u32 v)
+{
+	__u32 buf[2] = { idx, v };
+	ssize_t ret = write(fd, buf, sizeof(buf));
+
+	return ret == -1 ? -errno : ret;
+}
+
+/*
+ * write() of index @idx and u32 @v in one buffer, and writev() with the
+ * index in an iovec of its own, both give @want
+ */
+#define EN_ASSERT_WRITES(fd, idx, v, want) do {				\
+	__u32 __v = (v);						\
+									\
+	ASSERT_EQ(want, en_write_u32(fd, idx, __v));			\
+	ASSERT_EQ(want, ue_emit(fd, idx, &__v, sizeof(__v)));		\
+} while (0)
+
+TEST_F(en, write_strict_slot)
+{
+	static __u8 big[UE_PAYLOAD_MAX + 1];
+	const char *name = PREFIX "strict";
+	__u32 *word = (__u32 *)self->page;
+	struct iovec io[2];
+	__u32 idx, rec[2];
+
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "strict u32 v", word, 4, 0, 0,
+			    &idx));
+	ASSERT_EQ(0, idx);
+
+	/* Nothing attached: EBADF, however the write is cut into iovecs */
+	EN_ASSERT_WRITES(self->fd, idx, 1, -EBADF);
+	rec[0] = idx;
+	rec[1] = 1;
+	io[0].iov_base = rec;
+	io[0].iov_len = sizeof(rec);
+	ASSERT_EQ(-1, writev(self->fd, io, 1));
+	ASSERT_EQ(EBADF, errno);
+	io[0].iov_len = 2;
+	io[1].iov_base = (char *)rec + 2;
+	io[1].iov_len = sizeof(rec) - 2;
+	ASSERT_EQ(-1, writev(self->fd, io, 2));
+	ASSERT_EQ(EBADF, errno);
+	ASSERT_EQ(-EBADF, ue_emit(self->fd, idx, big, UE_PAYLOAD_MAX));
+
+	/* An unknown index, too few bytes, too many: those errors first */
+	ASSERT_EQ(-ENOENT, ue_emit(self->fd, idx + 1, big, 4));
+	ASSERT_EQ(-1, write(self->fd, rec, 3));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(-1, write(self->fd, rec, 4));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(-EINVAL, ue_emit(self->fd, idx, big, 3));
+	ASSERT_EQ(-E2BIG, ue_emit(self->fd, idx, big, sizeof(big)));
+
+	/* Attached in an instance, then at the top level: recorded */
+	ASSERT_EQ(0, ue_instance_create(INSTANCE));
+	EN_SWITCH(INSTANCE, name, true, word, 1);
+	EN_ASSERT_WRITES(self->fd, idx, 2, 8);
+	EN_SWITCH(INSTANCE, name, false, word, 0);
+	EN_ASSERT_WRITES(self->fd, idx, 3, -EBADF);
+	EN_SWITCH(NULL, name, true, word, 1);
+	EN_ASSERT_WRITES(self->fd, idx, 4, 8);
+	EN_SWITCH(NULL, name, false, word, 0);
+
+	/* Detached: EBADF again */
+	EN_ASSERT_WRITES(self->fd, idx, 5, -EBADF);
+
+	UE_ASSERT_TRACE(INSTANCE, name, "v=2\nv=2\n");
+	UE_ASSERT_TRACE(NULL, name, "v=4\nv=4\n");
+}
+
+TEST_F(en, write_strict_slot_perf)
+{
+	const char *name = PREFIX "sperf";
+	__u32 *word = (__u32 *)self->page;
+	struct ue_perf_ring ring;
+	__u32 idx, raw[16];
+	int id;
+
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "sperf u32 v", word, 4, 0, 0,
+			    &idx));
+	EN_ASSERT_WRITES(self->fd, idx, 1, -EBADF);
+	id = ue_event_id(name);
+	ASSERT_LT(0, id);
+
+	/* perf alone attached: both writes succeed, and are sampled */
+	ASSERT_EQ(0, ue_perf_ring_open(&ring, id, 1));
+	ASSERT_EQ(1, *word);
+	EN_ASSERT_WRITES(self->fd, idx, 0x11223344, 8);
+	ASSERT_LE(12, ue_perf_raw_sample(&ring, 0, raw, sizeof(raw)));
+	ASSERT_EQ(id, raw[0] & 0xffff);
+	ASSERT_EQ(0x11223344, raw[2]);
+	ASSERT_LE(12, ue_perf_raw_sample(&ring, 1, raw, sizeof(raw)));
+	ASSERT_EQ(0x11223344, raw[2]);
+	ASSERT_EQ(-1, ue_perf_raw_sample(&ring, 2, raw, sizeof(raw)));
+	ue_perf_ring_close(&ring);
+	ASSERT_EQ(0, *word);
+
+	/* Detached: EBADF again; ftrace never saw any of it */
+	EN_ASSERT_WRITES(self->fd, idx, 2, -EBADF);
+	UE_ASSERT_TRACE(NULL, name, "");
+}
+
+TEST_F(en, write_lenient_slot)
+{
+	static __u8 big[UE_PAYLOAD_MAX + 1];
+	const char *name = PREFIX "lenient";
+	struct ue_status_reg sreg;
+	__u32 idx;
+
+	/* A slot of a status page registration */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "lenient u32 v", &sreg));
+	idx = sreg.write_index;
+
+	/* Nothing attached: the whole length, nothing recorded */
+	EN_ASSERT_WRITES(self->fd, idx, 1, 8);
+	ASSERT_EQ(4 + UE_PAYLOAD_MAX, ue_emit(self->fd, idx, big,
+					       UE_PAYLOAD_MAX));
+
+	/* The same errors as a strict slot gets */
+	ASSERT_EQ(-ENOENT, ue_emit(self->fd, idx + 1, big, 4));
+	ASSERT_EQ(-EINVAL, ue_emit(self->fd, idx, big, 3));
+	ASSERT_EQ(-E2BIG, ue_emit(self->fd, idx, big, sizeof(big)));
+
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	EN_ASSERT_WRITES(self->fd, idx, 2, 8);
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	EN_ASSERT_WRITES(self->fd, idx, 3, 8);
+	UE_ASSERT_TRACE(NULL, name, "v=2\nv=2\n");
+}
+
+TEST_F(en, write_slot_kind_mixed_and_per_fd)
+{
+	const char *a = PREFIX "mix_a", *b = PREFIX "mix_b";
+	const char *c = PREFIX "mix_c";
+	__u32 *word = (__u32 *)self->page;
+	struct ue_status_reg sreg;
+	__u32 ia, ib, ic, idx;
+	int fd2;
+
+	/* An enable bit, then the status page: the same slot, now lenient */
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "mix_a u32 v", word, 4, 0, 0,
+			    &ia));
+	ASSERT_EQ(0, ia);
+	EN_ASSERT_WRITES(self->fd, ia, 1, -EBADF);
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "mix_a u32 v", &sreg));
+	ASSERT_EQ(ia, sreg.write_index);
+	EN_ASSERT_WRITES(self->fd, ia, 2, 8);
+
+	/* The status page, then an enable bit: it stays lenient */
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "mix_b u32 v", &sreg));
+	ib = sreg.write_index;
+	ASSERT_EQ(1, ib);
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "mix_b u32 v", word, 4, 1, 0,
+			    &idx));
+	ASSERT_EQ(ib, idx);
+	EN_ASSERT_WRITES(self->fd, ib, 3, 8);
+
+	/* Per slot: another event by enable bit only is strict on this fd */
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "mix_c u32 v", word, 4, 2, 0,
+			    &ic));
+	ASSERT_EQ(2, ic);
+	EN_ASSERT_WRITES(self->fd, ic, 4, -EBADF);
+
+	/* Per fd: a, by enable bit only on another fd, is strict there */
+	fd2 = ue_open_data();
+	ASSERT_NE(-1, fd2);
+	ASSERT_EQ(0, en_reg(fd2, PREFIX "mix_a u32 v", word, 4, 3, 0, &idx));
+	ASSERT_EQ(0, idx);
+	EN_ASSERT_WRITES(fd2, idx, 5, -EBADF);
+	EN_ASSERT_WRITES(self->fd, ia, 6, 8);
+
+	/* Nothing was recorded; attached, each slot writes */
+	ASSERT_EQ(0, ue_enable(NULL, a, true));
+	ASSERT_EQ(0, ue_enable(NULL, c, true));
+	EN_ASSERT_WRITES(fd2, idx, 7, 8);
+	EN_ASSERT_WRITES(self->fd, ia, 8, 8);
+	EN_ASSERT_WRITES(self->fd, ic, 9, 8);
+	ASSERT_EQ(0, ue_enable(NULL, a, false));
+	ASSERT_EQ(0, ue_enable(NULL, c, false));
+	EN_ASSERT_WRITES(fd2, idx, 10, -EBADF);
+	EN_ASSERT_WRITES(self->fd, ic, 11, -EBADF);
+	EN_ASSERT_WRITES(self->fd, ia, 12, 8);
+	close(fd2);
+
+	UE_ASSERT_TRACE(NULL, a, "v=7\nv=7\nv=8\nv=8\n");
+	UE_ASSERT_TRACE(NULL, b, "");
+	UE_ASSERT_TRACE(NULL, c, "v=9\nv=9\n");
 }
 
 TEST_HARNESS_MAIN

@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * user_events writes seen by ftrace: the values read back from the trace
- * buffer for every field type, the errors of write()/writev(), filters and
- * trace instances, lines too long for a page, and tp_printk's copy in the
- * kernel log.  fault_test has the payload pages that must be faulted in.
+ * buffer for every field type (fixed char arrays recorded as written, NUL
+ * or not; dynamic ones must end with their NUL), the errors of
+ * write()/writev(), filters and trace instances, lines too long for a
+ * page, and tp_printk's copy in the kernel log.  fault_test has the
+ * payload pages that must be faulted in.
+ *
+ * Records of deleted events: deleting an event (DIAG_IOCSDEL, "!u:NAME")
+ * clears no buffer; its records, at the top level or in an instance,
+ * print with its format.  Made again with the same fields it is the same
+ * event type (id), with other fields another one.  At most 256 deleted
+ * events are kept so: beyond that the buffer of the oldest is cleared.
  */
 #include "user_events_selftests.h"
 
@@ -178,20 +186,21 @@ TEST_F(ft, char_array)
 	ASSERT_EQ(4 + sizeof(v), ue_emit(self->fd, idx, &v, sizeof(v)));
 
 	/*
-	 * 20 characters and no NUL: the tracing core would read the string
-	 * past its 20 bytes, so the write is refused.
+	 * 20 characters and no NUL: recorded as written, and printed up to
+	 * the end of the array, not into n (whose first byte is a tab)
 	 */
 	memset(v.msg, 'y', 20);
 	v.n = 9;
-	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, &v, sizeof(v)));
+	ASSERT_EQ(4 + sizeof(v), ue_emit(self->fd, idx, &v, sizeof(v)));
 
-	/* A NUL anywhere in the array will do */
+	/* A NUL anywhere in the array ends the text */
 	v.msg[10] = '\0';
 	v.n = 10;
 	ASSERT_EQ(4 + sizeof(v), ue_emit(self->fd, idx, &v, sizeof(v)));
 
 	UE_ASSERT_TRACE(NULL, PREFIX "carr",
 			"msg=hello n=7\nmsg=xxxxxxxxxxxxxxxxxxx n=8\n"
+			"msg=yyyyyyyyyyyyyyyyyyyy n=9\n"
 			"msg=yyyyyyyyyy n=10\n");
 }
 
@@ -312,8 +321,9 @@ TEST_F(ft, hex_arrays)
 	/*
 	 * Payload offsets: h 0..2, d's location 3, r's location 7 (ends at
 	 * 11), s 11..14, d's bytes at 15, r's bytes at 17.  Arrays of
-	 * unsigned char are strings to the tracing core too: h needs a NUL,
-	 * d and r must end with one.  The struct is bytes only.
+	 * unsigned char are strings to the tracing core too: d and r must
+	 * end with a NUL; h, fixed, is recorded as written, NUL or not.
+	 * The struct is bytes only.
 	 */
 	const __u8 h[3] = { 0x01, 0x00, 0x0a };
 	const __u8 d[2] = { 0xff, 0x00 };
@@ -338,10 +348,10 @@ TEST_F(ft, hex_arrays)
 	memcpy(buf + 17, r, 3);
 	ASSERT_EQ(4 + sizeof(buf), ue_emit(self->fd, idx, buf, sizeof(buf)));
 
-	/* No NUL in h */
+	/* No NUL in h: recorded all the same */
 	memcpy(bad, buf, sizeof(bad));
 	bad[1] = 0x02;
-	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, bad, sizeof(bad)));
+	ASSERT_EQ(4 + sizeof(bad), ue_emit(self->fd, idx, bad, sizeof(bad)));
 	/* d or r not ending with their NUL, or empty */
 	memcpy(bad, buf, sizeof(bad));
 	bad[16] = 0x01;
@@ -369,7 +379,8 @@ TEST_F(ft, hex_arrays)
 	ASSERT_EQ(-EFAULT, ue_emit(self->fd, idx, bad, sizeof(bad)));
 
 	UE_ASSERT_TRACE(NULL, PREFIX "hex",
-			"h=01 00 0a d=ff 00 r=de ad 00 s=11 22 33 44\n");
+			"h=01 00 0a d=ff 00 r=de ad 00 s=11 22 33 44\n"
+			"h=01 02 0a d=ff 00 r=de ad 00 s=11 22 33 44\n");
 }
 
 TEST_F(ft, struct_field)
@@ -710,6 +721,267 @@ TEST_F(ft, indexes_per_fd)
 
 	UE_ASSERT_TRACE(NULL, PREFIX "pa", "v=1\n");
 	UE_ASSERT_TRACE(NULL, PREFIX "pb", "v=2\nv=3\n");
+}
+
+/*
+ * At most 256 deleted events keep their records: with more, the buffers
+ * that may hold records of the oldest are cleared.  Events recorded in an
+ * instance of their own and deleted one by one: after the 255th delete
+ * the first one's record is there, after the 257th it is gone.
+ */
+#define KEPT_MAX	256
+
+TEST_F_TIMEOUT(ft, deleted_events_kept_at_most_256, 600)
+{
+	const char *sys_enable = "instances/" INSTANCE "/events/"
+				 USER_EVENTS_SYSTEM "/enable";
+	const char *first = PREFIX "k0";
+	struct user_reg reg;
+	char name[64];
+	int i, fd;
+	__u32 v;
+
+	ASSERT_EQ(0, ue_instance_create(INSTANCE));
+	fd = ue_open_data();
+	ASSERT_NE(-1, fd);
+	for (i = 0; i <= KEPT_MAX; i++) {
+		snprintf(name, sizeof(name), PREFIX "k%d u32 v", i);
+		ASSERT_EQ(0, ue_reg(fd, name, &reg));
+		ASSERT_EQ(i, reg.write_index);
+	}
+
+	/* Each recorded once in the instance, nowhere else */
+	ASSERT_EQ(0, ue_write_file(sys_enable, "1\n", O_TRUNC));
+	for (v = 0; v <= KEPT_MAX; v++)
+		ASSERT_EQ(8, ue_emit(fd, v, &v, sizeof(v)));
+	ASSERT_EQ(0, ue_write_file(sys_enable, "0\n", O_TRUNC));
+	close(fd);
+	ASSERT_EQ(1, ue_trace_count(INSTANCE, first));
+	UE_ASSERT_TRACE(INSTANCE, PREFIX "k256", "v=256\n");
+
+	/* 255 of them deleted: all their records are there */
+	for (i = 0; i < KEPT_MAX - 1; i++) {
+		snprintf(name, sizeof(name), PREFIX "k%d", i);
+		ASSERT_EQ(0, ue_del(name)) {
+			TH_LOG("delete %s", name);
+		}
+	}
+	UE_ASSERT_TRACE(INSTANCE, first, "v=0\n");
+	UE_ASSERT_TRACE(INSTANCE, PREFIX "k254", "v=254\n");
+
+	/* 257: the first one is no longer kept, its buffer was cleared */
+	ASSERT_EQ(0, ue_del(PREFIX "k255"));
+	ASSERT_EQ(0, ue_del(PREFIX "k256"));
+	UE_ASSERT_TRACE(INSTANCE, first, "");
+}
+
+/*
+ * Records of deleted events: an event made and deleted through the
+ * ioctls or through dynamic_events (one variant each), recorded at the
+ * top level or in an instance.
+ */
+FIXTURE(kept) {
+	int active0;
+};
+
+FIXTURE_VARIANT(kept) {
+	bool dyn;		/* made and deleted through dynamic_events */
+	bool instance;		/* recorded in INSTANCE */
+};
+
+FIXTURE_VARIANT_ADD(kept, ioctl_top_level) {
+	.dyn = false, .instance = false,
+};
+
+FIXTURE_VARIANT_ADD(kept, ioctl_instance) {
+	.dyn = false, .instance = true,
+};
+
+FIXTURE_VARIANT_ADD(kept, dynamic_events_top_level) {
+	.dyn = true, .instance = false,
+};
+
+FIXTURE_VARIANT_ADD(kept, dynamic_events_instance) {
+	.dyn = true, .instance = true,
+};
+
+FIXTURE_SETUP(kept)
+{
+	UE_SKIP_IF_UNAVAILABLE();
+
+	ue_setup_clean(_metadata, INSTANCE, PREFIX, &self->active0);
+	ASSERT_EQ(0, ue_ensure_top_buffer_kb(MIN_BUFFER_KB));
+	ASSERT_EQ(0, ue_clear_trace(NULL));
+	if (variant->instance)
+		ASSERT_EQ(0, ue_instance_create(INSTANCE));
+}
+
+FIXTURE_TEARDOWN(kept)
+{
+	ue_instance_remove(INSTANCE);
+	ue_cleanup_events(PREFIX);
+	ue_clear_trace(NULL);
+	ue_expect_active(_metadata, self->active0);
+}
+
+/*
+ * Make event @name with @fields: in dynamic_events if @dyn, else by a
+ * status page registration on an fd closed at once; 0 or errno
+ */
+static int kept_make(bool dyn, const char *name, const char *fields)
+{
+	struct user_reg reg;
+	char cmd[256];
+	int fd, ret;
+
+	if (dyn) {
+		snprintf(cmd, sizeof(cmd), "u:%s %s", name, fields);
+		return ue_dyn(cmd);
+	}
+	snprintf(cmd, sizeof(cmd), "%s %s", name, fields);
+	fd = ue_open_data();
+	if (fd == -1)
+		return errno;
+	ret = ue_reg(fd, cmd, &reg);
+	close(fd);
+
+	return ret;
+}
+
+/*
+ * Enable event @name (@fields) in @instance, write @len bytes of @data
+ * through a new fd, disable it again; 0 or errno (EIO: the write failed)
+ */
+static int kept_record(const char *instance, const char *name,
+		       const char *fields, const void *data, size_t len)
+{
+	struct user_reg reg;
+	char cmd[256];
+	int fd, ret;
+
+	snprintf(cmd, sizeof(cmd), "%s %s", name, fields);
+	fd = ue_open_data();
+	if (fd == -1)
+		return errno;
+	ret = ue_reg(fd, cmd, &reg);
+	if (!ret)
+		ret = ue_enable(instance, name, true);
+	if (!ret && ue_emit(fd, reg.write_index, data, len) !=
+	    (ssize_t)(4 + len))
+		ret = EIO;
+	if (!ret)
+		ret = ue_enable(instance, name, false);
+	close(fd);
+
+	return ret;
+}
+
+/* Delete event @name: "!u:NAME" if @dyn, else DIAG_IOCSDEL; 0 or errno */
+static int kept_delete(bool dyn, const char *name)
+{
+	char cmd[128];
+
+	if (!dyn)
+		return ue_del(name);
+	snprintf(cmd, sizeof(cmd), "!u:%s", name);
+
+	return ue_dyn(cmd);
+}
+
+/* Deleting an event clears no buffer: its records and others' stay */
+TEST_F(kept, records_stay)
+{
+	const char *inst = variant->instance ? INSTANCE : NULL;
+	const char *name = PREFIX "gone", *other = PREFIX "stays";
+	__u32 v;
+
+	ASSERT_EQ(0, kept_make(variant->dyn, name, "u32 v"));
+	ASSERT_EQ(0, kept_make(variant->dyn, other, "u32 v"));
+	v = 42;
+	ASSERT_EQ(0, kept_record(inst, name, "u32 v", &v, sizeof(v)));
+	v = 7;
+	ASSERT_EQ(0, kept_record(inst, other, "u32 v", &v, sizeof(v)));
+	v = 43;
+	ASSERT_EQ(0, kept_record(inst, name, "u32 v", &v, sizeof(v)));
+
+	ASSERT_EQ(0, kept_delete(variant->dyn, name));
+	ASSERT_FALSE(ue_event_exists(name));
+	UE_ASSERT_TRACE(inst, name, "v=42\nv=43\n");
+	UE_ASSERT_TRACE(inst, other, "v=7\n");
+
+	/* The other one too: still nothing cleared */
+	ASSERT_EQ(0, kept_delete(variant->dyn, other));
+	ASSERT_FALSE(ue_event_exists(other));
+	UE_ASSERT_TRACE(inst, name, "v=42\nv=43\n");
+	UE_ASSERT_TRACE(inst, other, "v=7\n");
+}
+
+/* Made again with the same fields: the same type, old and new records */
+TEST_F(kept, same_fields_same_type)
+{
+	const char *inst = variant->instance ? INSTANCE : NULL;
+	const char *name = PREFIX "back", *fields = "u32 v; char[4] s";
+	struct {
+		__u32 v;
+		char s[4];
+	} rec = { 1, "abc" };
+	int id;
+
+	ASSERT_EQ(0, kept_make(variant->dyn, name, fields));
+	id = ue_event_id(name);
+	ASSERT_LT(0, id);
+	ASSERT_EQ(0, kept_record(inst, name, fields, &rec, sizeof(rec)));
+	ASSERT_EQ(0, kept_delete(variant->dyn, name));
+	ASSERT_FALSE(ue_event_exists(name));
+
+	ASSERT_EQ(0, kept_make(variant->dyn, name, fields));
+	ASSERT_EQ(id, ue_event_id(name));
+	rec.v = 2;
+	memcpy(rec.s, "wxyz", 4);
+	ASSERT_EQ(0, kept_record(inst, name, fields, &rec, sizeof(rec)));
+	UE_ASSERT_TRACE(inst, name, "v=1 s=abc\nv=2 s=wxyz\n");
+
+	ASSERT_EQ(0, kept_delete(variant->dyn, name));
+	UE_ASSERT_TRACE(inst, name, "v=1 s=abc\nv=2 s=wxyz\n");
+}
+
+/*
+ * Made again with other fields: another type; the old records print with
+ * the old format, the new ones with the new
+ */
+TEST_F(kept, other_fields_other_type)
+{
+	const char *inst = variant->instance ? INSTANCE : NULL;
+	const char *name = PREFIX "other";
+	struct {
+		__u64 w;
+		__u16 x;
+	} __attribute__((packed)) rec = { 2, 3 };
+	__u32 v = 1;
+	int id, id2;
+
+	ASSERT_EQ(0, kept_make(variant->dyn, name, "u32 v"));
+	id = ue_event_id(name);
+	ASSERT_LT(0, id);
+	ASSERT_EQ(0, kept_record(inst, name, "u32 v", &v, sizeof(v)));
+	ASSERT_EQ(0, kept_delete(variant->dyn, name));
+
+	ASSERT_EQ(0, kept_make(variant->dyn, name, "u64 w; u16 x"));
+	id2 = ue_event_id(name);
+	ASSERT_LT(0, id2);
+	ASSERT_NE(id, id2);
+	ASSERT_EQ(0, kept_record(inst, name, "u64 w; u16 x", &rec,
+				 sizeof(rec)));
+	UE_ASSERT_TRACE(inst, name, "v=1\nw=2 x=3\n");
+
+	/* Both deleted, both kept: the first fields bring the first back */
+	ASSERT_EQ(0, kept_delete(variant->dyn, name));
+	UE_ASSERT_TRACE(inst, name, "v=1\nw=2 x=3\n");
+	ASSERT_EQ(0, kept_make(variant->dyn, name, "u32 v"));
+	ASSERT_EQ(id, ue_event_id(name));
+	v = 4;
+	ASSERT_EQ(0, kept_record(inst, name, "u32 v", &v, sizeof(v)));
+	UE_ASSERT_TRACE(inst, name, "v=1\nw=2 x=3\nv=4\n");
 }
 
 /*

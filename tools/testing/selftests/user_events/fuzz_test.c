@@ -20,9 +20,13 @@
  * - write: random write indexes and payloads for events with fixed and
  *   __data_loc/__rel_loc fields, split into random iovecs, some of them
  *   unreadable (NULL, unmapped, kernel address, running into an unmapped
- *   page) or on pages that must be faulted in.  Char arrays, fixed or
- *   dynamic, signed or not, are strings to the tracing core: while
- *   enabled, a record is refused unless each holds its NUL.
+ *   page) or on pages that must be faulted in, through slots of status
+ *   page registrations (nothing attached: success, nothing recorded) and
+ *   of enable bit registrations only (nothing attached: EBADF, after the
+ *   checks of the index and the size).  Dynamic char arrays, signed or
+ *   not, are strings to the tracing core: while enabled, a record is
+ *   refused unless each is non-empty and ends with its NUL.  Fixed char
+ *   arrays are recorded as written, NUL or not.
  *
  * Each case checks that the result is one the ABI allows for that input
  * (the exact one when the input is known to be valid or to have a given
@@ -137,6 +141,7 @@ static const char *errname(int err)
 		{ EADDRINUSE, "EADDRINUSE" }, { EBUSY, "EBUSY" },
 		{ EMFILE, "EMFILE" }, { EPERM, "EPERM" }, { EIO, "EIO" },
 		{ ENOTTY, "ENOTTY" }, { EACCES, "EACCES" }, { ENODEV, "ENODEV" },
+		{ EBADF, "EBADF" },
 	};
 	unsigned int i;
 
@@ -187,16 +192,19 @@ static const char *esc(const void *buf, size_t len)
 }
 
 /* Counts of results, for the report */
+#define NR_TALLIED	9
+
 struct tally {
 	long ok;
-	long err[8];
+	long err[NR_TALLIED];
 	long other;
 };
 
 static void tally(struct tally *t, int err)
 {
-	static const int errs[8] = {
+	static const int errs[NR_TALLIED] = {
 		EINVAL, E2BIG, EFAULT, ENOENT, EADDRINUSE, EBUSY, ENOMEM, EMFILE,
+		EBADF,
 	};
 	int i;
 
@@ -204,7 +212,7 @@ static void tally(struct tally *t, int err)
 		t->ok++;
 		return;
 	}
-	for (i = 0; i < 8; i++) {
+	for (i = 0; i < NR_TALLIED; i++) {
 		if (errs[i] == err) {
 			t->err[i]++;
 			return;
@@ -217,8 +225,9 @@ static void report_tally(const char *what, long cases, const struct tally *t)
 {
 	ue_msg("%s: %ld cases: success %ld, EINVAL %ld, E2BIG %ld, EFAULT %ld, ENOENT %ld\n",
 	       what, cases, t->ok, t->err[0], t->err[1], t->err[2], t->err[3]);
-	ue_msg("%s: EADDRINUSE %ld, EBUSY %ld, ENOMEM %ld, EMFILE %ld, other %ld\n",
-	       what, t->err[4], t->err[5], t->err[6], t->err[7], t->other);
+	ue_msg("%s: EADDRINUSE %ld, EBUSY %ld, ENOMEM %ld, EMFILE %ld, EBADF %ld, other %ld\n",
+	       what, t->err[4], t->err[5], t->err[6], t->err[7], t->err[8],
+	       t->other);
 }
 
 /*
@@ -943,7 +952,12 @@ FIXTURE(fuzz) {
 	struct tally tally;
 	int memfd;
 	int fd2;
+	int fd3;
+	int nstrict;		/* strict_bits registered: 0..nstrict-1 */
 };
+
+/* The enable bits of the write test's strict slots, on fd3 */
+static __u64 strict_bits;
 
 FIXTURE_SETUP(fuzz)
 {
@@ -951,6 +965,8 @@ FIXTURE_SETUP(fuzz)
 	self->helper_fd = -1;
 	self->memfd = -1;
 	self->fd2 = -1;
+	self->fd3 = -1;
+	self->nstrict = 0;
 	UE_SKIP_IF_UNAVAILABLE();
 
 	ue_setup_clean(_metadata, INSTANCE, PREFIX, &self->active0);
@@ -979,6 +995,11 @@ FIXTURE_TEARDOWN(fuzz)
 		close(self->memfd);
 	if (self->fd2 != -1)
 		close(self->fd2);
+	if (self->fd3 != -1)
+		close(self->fd3);
+	/* The write test's enable bits hold its events */
+	for (i = 0; self->helper_fd != -1 && i < self->nstrict; i++)
+		ue_unreg_bit(self->helper_fd, &strict_bits, i);
 	ue_instance_remove(INSTANCE);
 	for (i = 0; self->tr && i < self->tr->n; i++)
 		ioctl(self->helper_fd, DIAG_IOCSDEL, self->tr->ev[i].name);
@@ -2148,7 +2169,7 @@ struct wdyn {
 	bool chr;		/* signed char: letters, else any bytes */
 };
 
-/* A fixed char array: a string to the core too, it needs a NUL */
+/* A fixed char array: recorded as written, with or without a NUL */
 struct wfix {
 	unsigned int offset;	/* in the record */
 	unsigned int size;
@@ -2185,7 +2206,7 @@ static const struct wevent wevents[] = {
 #define NR_WEVENTS ARRAY_SIZE(wevents)
 #define WBUF (3 * UE_PAGE_SIZE)
 
-/* Mostly put a NUL into each fixed array of @ev in @payload */
+/* Mostly put a NUL into each fixed array of @ev in @payload (or not) */
 static void rand_fixed(const struct wevent *ev, __u8 *payload)
 {
 	const struct wfix *f;
@@ -2236,8 +2257,8 @@ static __u32 rand_loc(const struct wdyn *d, __u8 *payload, size_t *len,
 
 /*
  * May the kernel record this payload while enabled?  Each location inside
- * the payload, each dynamic array non-empty and ending with a NUL, each
- * fixed array holding one.
+ * the payload, each dynamic array non-empty and ending with a NUL; fixed
+ * arrays need none.
  */
 static bool payload_valid(const struct wevent *ev, const __u8 *payload,
 			  size_t len)
@@ -2257,12 +2278,6 @@ static bool payload_valid(const struct wevent *ev, const __u8 *payload,
 		if (start < UE_COMMON_SIZE || start + dlen > size)
 			return false;
 		if (!dlen || payload[start + dlen - 1 - UE_COMMON_SIZE])
-			return false;
-	}
-	for (i = 0; i < ev->nfix; i++) {
-		const struct wfix *f = &ev->fix[i];
-
-		if (!memchr(payload + f->offset - UE_COMMON_SIZE, 0, f->size))
 			return false;
 	}
 
@@ -2314,7 +2329,7 @@ TEST_F_TIMEOUT(fuzz, write, 600)
 	size_t total, plen, pos;
 	struct ue_status_reg reg;
 	long recorded = 0;
-	__u32 idx, m;
+	__u32 idx = ~0U, m;
 
 	/* The events, each with its index 0..5 on self->fd */
 	ASSERT_EQ(0, ue_instance_create(INSTANCE));
@@ -2325,6 +2340,15 @@ TEST_F_TIMEOUT(fuzz, write, 600)
 	self->fd2 = ue_open_data();
 	ASSERT_NE(-1, self->fd2);
 	ASSERT_EQ(0, ue_reg(self->fd2, wevents[3].cmd, &reg));
+	/* And on fd3 with enable bits only: strict slots, the same indexes */
+	self->fd3 = ue_open_data();
+	ASSERT_NE(-1, self->fd3);
+	for (i = 0; i < (int)NR_WEVENTS; i++) {
+		ASSERT_EQ(0, ue_reg_bit(self->fd3, wevents[i].cmd, &strict_bits,
+					8, i, 0, &idx));
+		self->nstrict = i + 1;
+		ASSERT_EQ(i, idx);
+	}
 
 	/* Two readable pages, then an unmapped one; a shared file mapping */
 	area = mmap(NULL, 3 * UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
@@ -2347,8 +2371,10 @@ TEST_F_TIMEOUT(fuzz, write, 600)
 		const struct wevent *ev;
 		size_t cursor_a = 0, cursor_m = 0, cursor_h = 0;
 		bool faults = chance(20), dropped = false, use_fd2 = chance(3);
-		bool edge = false;
-		int wfd = use_fd2 ? self->fd2 : self->fd;
+		bool use_fd3 = !use_fd2 && chance(25), edge = false;
+		int wfd = use_fd2 ? self->fd2 : use_fd3 ? self->fd3 : self->fd;
+		/* Nothing attached: 5.18's answer, or mainline's */
+		int idle = use_fd3 ? EBADF : 0;
 
 		/* Enabled and disabled in turns */
 		if (n % 250 == 0) {
@@ -2470,7 +2496,6 @@ TEST_F_TIMEOUT(fuzz, write, 600)
 			if (pos + seg[i].len > 4)
 				pay_unreadable = true;
 		}
-		valid = 0;
 		if (kernel) {
 			allow(&a, EFAULT);
 		} else if (total < 4) {
@@ -2492,9 +2517,11 @@ TEST_F_TIMEOUT(fuzz, write, 600)
 			if (!a.n && pay_unreadable) {
 				allow(&a, EFAULT);
 				if (!enabled)
-					allow(&a, 0);
+					allow(&a, idle);
+			} else if (!a.n && !enabled) {
+				allow(&a, idle);
 			} else if (!a.n) {
-				valid = !enabled || payload_valid(ev, want + 4, plen);
+				valid = payload_valid(ev, want + 4, plen);
 				allow(&a, valid ? 0 : EFAULT);
 			}
 		}
@@ -2520,7 +2547,7 @@ TEST_F_TIMEOUT(fuzz, write, 600)
 		tally(&self->tally, ret);
 		ASSERT_TRUE(allowed(&a, ret)) {
 			CASE_LOG(n, "write to %s index %u (%s), %zu bytes: %s, allowed: %s",
-				 use_fd2 ? "fd2" : "fd", idx,
+				 use_fd2 ? "fd2" : use_fd3 ? "fd3" : "fd", idx,
 				 enabled ? "enabled" : "disabled", total,
 				 errname(ret), allowed_text(&a));
 			TH_LOG("bytes: %s", esc(want, total < 96 ? total : 96));
@@ -2552,6 +2579,11 @@ TEST_F_TIMEOUT(fuzz, write, 600)
 			}
 		}
 	}
+
+	/* The bits go, and with them what they held */
+	for (i = 0; i < (int)NR_WEVENTS; i++)
+		ASSERT_EQ(0, ue_unreg_bit(self->fd3, &strict_bits, i));
+	self->nstrict = 0;
 
 	free(heap);
 	free(want);

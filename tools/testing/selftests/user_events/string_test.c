@@ -1,19 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * user_events fields the tracing core reads as NUL-terminated strings.
+ * user_events fields the tracing core reads as strings.
  *
  * The core takes any field whose type text has "char" with "__data_loc",
  * "__rel_loc" or "[" for a string: char[N], unsigned char[N] and the four
  * dynamic char arrays.  Filters (s ~ "*x*", s == "..."), histogram keys
  * and eprobe fetches run strcmp(), glob_match(), strncpy() on them.  For
- * each of these six field kinds, with the field in the middle and at the
- * very end of the record, records without a NUL (fixed arrays), empty,
- * unterminated or with their NUL not last (dynamic ones), or with a
- * location outside the payload must fail with EFAULT while anything is
- * attached, and reach no consumer: no ftrace record, no filter match, no
- * hist entry, no eprobe record, no perf sample.  Valid records must show
- * their value through each of them.  With nothing attached, writes are
- * not checked.
+ * each of these six field kinds, with the field in the middle (followed
+ * by a field whose first byte is an "x") and at the very end of the
+ * record: dynamic ones empty, unterminated or with their NUL not last,
+ * or with a location outside the payload, must fail with EFAULT while
+ * anything is attached, and reach no consumer: no ftrace record, no
+ * filter match, no hist entry, no eprobe record, no perf sample.  Fixed
+ * arrays are recorded as written, NUL or not, and every consumer reads
+ * at most their N bytes.  Valid records must show their value through
+ * each of them.  With nothing attached, writes are not checked.
+ *
+ * Fixed arrays filled to the last byte, followed by "AAAA" that a reader
+ * running past them would show: the trace line, the perf sample, every
+ * kind of filter (==, front, end, middle and glob matches), histogram
+ * keys that differ in their last byte only, and an eprobe fetching the
+ * array as a string; unsigned char arrays print as hex bytes.
  *
  * A struct tag that is not a string to the core ("struct charger") stays
  * opaque bytes: no NUL needed, no string filter.  (Struct tags the core
@@ -27,7 +34,11 @@
 #define EV_MID		PREFIX "mid"
 #define EP_GROUP	"eprobes"
 #define EP_NAME		PREFIX "ep"
-#define Z_VALUE		0x7a	/* of the field after the string: "z" */
+/*
+ * Of the field after the string: "x", which a reader running past a fixed
+ * array would find (and match, or put in a key or a fetched string)
+ */
+#define Z_VALUE		0x78
 #define RING_PAGES	8	/* perf ring buffer data pages */
 #define MIN_BUFFER_KB	64
 
@@ -50,8 +61,9 @@ struct rec_case {
 #define FIXED_LEN	8
 
 /*
- * char[8] and unsigned char[8].  The value the core sees is the text up
- * to the first NUL: "ab\0xxxxx" does not match "*x*".
+ * char[8] and unsigned char[8], all recorded.  The value the core sees is
+ * the text up to the first NUL, or all 8 bytes: "ab\0xxxxx" does not
+ * match "*[x]*", "abcdefgh" is not "abcdefghx".
  */
 static const struct rec_case fixed_cases[] = {
 	{ "x", 0, 0, true },
@@ -60,9 +72,9 @@ static const struct rec_case fixed_cases[] = {
 	{ "ab\0xxxxx", 0, 0, true },
 	{ "x\0yyyyyy", 0, 0, true },	/* a second "x" for the hist */
 	{ "", 0, 0, true },
-	{ "xxxxxxxx", 0, 0, false },	/* no NUL in the 8 bytes */
-	{ "abcdefgh", 0, 0, false },
-	{ "\x01\x02\x03\x04\x05\x06\x07\x08", 0, 0, false },
+	{ "xxxxxxxx", 0, 0, true },	/* no NUL in the 8 bytes */
+	{ "abcdefgh", 0, 0, true },
+	{ "\x01\x02\x03\x04\x05\x06\x07\x08", 0, 0, true },
 };
 
 /* The dynamic arrays: non-empty, last byte NUL, inside the payload */
@@ -251,20 +263,18 @@ static void emit_cases(struct __test_metadata *_metadata, int fd,
 }
 
 /*
- * The filters: s ~ "*x*" is a substring search through all the bytes of
- * the field (the core's strnstr(), over the field's size or the dynamic
- * length), a NUL does not stop it; "*[x]*" is a real glob, which stops at
- * the NUL; == compares the text.
+ * The filters: s ~ "*x*" is a substring search, "*[x]*" a glob and ==
+ * compares the text; each reads the string up to its NUL, or to the end
+ * of the field when it has none.
  */
 enum { MATCH_ALL, MATCH_MIDDLE_X, MATCH_GLOB_X, MATCH_EQ_ABC };
 
 static bool case_matches(const struct str_kind *v,
 			 const struct rec_case *c, int match)
 {
-	if (match == MATCH_MIDDLE_X)
-		return memchr(c->bytes, 'x', case_size(v, c));
-	if (match == MATCH_GLOB_X)
-		return strchr(c->bytes, 'x');
+	if (match == MATCH_MIDDLE_X || match == MATCH_GLOB_X)
+		return memchr(c->bytes, 'x', strnlen(c->bytes,
+						     case_size(v, c)));
 	if (match == MATCH_EQ_ABC)
 		return !strcmp(c->bytes, "abc");
 
@@ -606,6 +616,318 @@ TEST_F(tag, opaque_struct)
 
 	ASSERT_EQ(12, ue_emit(self->fd, idx, "abcdefgh", 8));
 	ASSERT_TRACE_IS(name, strdup("c=61 62 63 64 d=65 66 67 68\n"));
+}
+
+/*
+ * Fixed arrays filled to their last byte: "u32 a; char[5] s; u32 after"
+ * written with s "abcde" and after 0x41414141, "AAAA": a reader running
+ * past s would see "abcdeAAAA".
+ */
+#define EV_FIX		PREFIX "fix"	/* char[5] */
+#define EV_FIX8		PREFIX "fix8"	/* char[8] */
+#define EV_HEX		PREFIX "fixhex"	/* unsigned char[4] */
+#define EV_DYN		PREFIX "fixdyn"	/* __data_loc char[] */
+#define AFTER		0x41414141
+#define AFTER_TEXT	"after=1094795585"
+#define FIX_EP_GROUP	"ue_ep"
+#define FIX_EP		PREFIX "fix_ep"
+
+static const char * const fix_events[] = { EV_FIX, EV_FIX8, EV_HEX, EV_DYN };
+
+struct fix5 {
+	__u32 a;
+	char s[5];
+	__u32 after;
+} __attribute__((packed));
+
+struct fix8 {
+	__u32 a;
+	char s[8];
+	__u32 after;
+} __attribute__((packed));
+
+FIXTURE(fixed) {
+	int fd;
+	__u32 idx[ARRAY_SIZE(fix_events)];
+	struct ue_perf_ring ring;
+};
+
+static void fixed_cleanup(void)
+{
+	size_t i;
+
+	ue_eprobe_remove(FIX_EP_GROUP, FIX_EP);
+	for (i = 0; i < ARRAY_SIZE(fix_events); i++) {
+		ue_enable(NULL, fix_events[i], false);
+		ue_write_file(ue_event_file(NULL, fix_events[i], "filter"),
+			      "0\n", O_TRUNC);
+		ue_clear_triggers(fix_events[i]);
+	}
+	ue_cleanup_events(PREFIX);
+}
+
+FIXTURE_SETUP(fixed)
+{
+	static const char * const fields[] = {
+		"u32 a; char[5] s; u32 after",
+		"u32 a; char[8] s; u32 after",
+		"u32 a; unsigned char[4] h; u32 after",
+		"u32 a; __data_loc char[] d; u32 after",
+	};
+	struct user_reg reg;
+	char cmd[128];
+	size_t i;
+
+	self->fd = -1;
+	self->ring.fd = -1;
+	UE_SKIP_IF_UNAVAILABLE();
+
+	fixed_cleanup();
+	self->fd = ue_open_data();
+	ASSERT_NE(-1, self->fd);
+	for (i = 0; i < ARRAY_SIZE(fix_events); i++) {
+		snprintf(cmd, sizeof(cmd), "%s %s", fix_events[i], fields[i]);
+		ASSERT_EQ(0, ue_reg(self->fd, cmd, &reg));
+		self->idx[i] = reg.write_index;
+	}
+	ASSERT_EQ(0, ue_ensure_top_buffer_kb(MIN_BUFFER_KB));
+	ASSERT_EQ(0, ue_clear_trace(NULL));
+}
+
+FIXTURE_TEARDOWN(fixed)
+{
+	ue_perf_ring_close(&self->ring);
+	if (self->fd != -1)
+		close(self->fd);
+	fixed_cleanup();
+	ue_clear_trace(NULL);
+}
+
+/* Write a=@a, s=the 5 bytes at @s, after=AFTER to EV_FIX */
+static ssize_t emit_fix5(struct _test_data_fixed *self, __u32 a,
+			 const char *s)
+{
+	struct fix5 rec = { .a = a, .after = AFTER };
+
+	memcpy(rec.s, s, sizeof(rec.s));
+
+	return ue_emit(self->fd, self->idx[0], &rec, sizeof(rec));
+}
+
+/* Write a=@a, s=the 8 bytes at @s, after=AFTER to EV_FIX8 */
+static ssize_t emit_fix8(struct _test_data_fixed *self, __u32 a,
+			 const char *s)
+{
+	struct fix8 rec = { .a = a, .after = AFTER };
+
+	memcpy(rec.s, s, sizeof(rec.s));
+
+	return ue_emit(self->fd, self->idx[1], &rec, sizeof(rec));
+}
+
+TEST_F(fixed, trace)
+{
+	ASSERT_EQ(0, ue_enable(NULL, EV_FIX, true));
+	ASSERT_EQ(4 + 13, emit_fix5(self, 1, "abcde"));
+	/* A NUL inside ends the text */
+	ASSERT_EQ(4 + 13, emit_fix5(self, 2, "ab\0de"));
+	ASSERT_EQ(4 + 13, emit_fix5(self, 3, "\0bcde"));
+	UE_ASSERT_TRACE(NULL, EV_FIX,
+			"a=1 s=abcde " AFTER_TEXT "\n"
+			"a=2 s=ab " AFTER_TEXT "\n"
+			"a=3 s= " AFTER_TEXT "\n");
+
+	ASSERT_EQ(0, ue_enable(NULL, EV_FIX8, true));
+	ASSERT_EQ(4 + 16, emit_fix8(self, 4, "abcdefgh"));
+	UE_ASSERT_TRACE(NULL, EV_FIX8, "a=4 s=abcdefgh " AFTER_TEXT "\n");
+}
+
+TEST_F(fixed, perf)
+{
+	struct fix5 rec = { .a = 7, .after = AFTER };
+	__u8 raw[64];
+	__u32 after;
+	int id, size;
+
+	memcpy(rec.s, "abcde", 5);
+	id = ue_event_id(EV_FIX);
+	ASSERT_LT(0, id);
+	ASSERT_EQ(0, ue_perf_ring_open(&self->ring, id, RING_PAGES));
+	ASSERT_EQ(4 + 13, emit_fix5(self, 7, "abcde"));
+
+	/* The payload exactly: the 5 bytes of s, then after */
+	size = ue_perf_raw_sample(&self->ring, 0, raw, sizeof(raw));
+	ASSERT_LE(UE_COMMON_SIZE + (int)sizeof(rec), size);
+	ASSERT_EQ(id, *(__u16 *)raw);
+	ASSERT_EQ(0, memcmp(raw + UE_COMMON_SIZE, &rec, sizeof(rec)));
+	ASSERT_EQ(0, memcmp(raw + UE_COMMON_SIZE + 4, "abcde", 5));
+	memcpy(&after, raw + UE_COMMON_SIZE + 9, sizeof(after));
+	ASSERT_EQ(AFTER, after);
+	ASSERT_EQ(-1, ue_perf_raw_sample(&self->ring, 1, raw, sizeof(raw)));
+}
+
+/* A filter on s, and whether the record written matches it */
+struct fix_filter {
+	const char *filter;
+	bool match;
+};
+
+/*
+ * Set each filter of @cases on event @name, write one record through
+ * @emit (s=@s), and count what passed
+ */
+static void check_filters(struct __test_metadata *_metadata,
+			  struct _test_data_fixed *self, const char *name,
+			  ssize_t (*emit)(struct _test_data_fixed *, __u32,
+					  const char *),
+			  const char *s, ssize_t len,
+			  const struct fix_filter *cases, size_t count)
+{
+	char file[256], text[128];
+	size_t i;
+
+	snprintf(file, sizeof(file), "%s", ue_event_file(NULL, name, "filter"));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	for (i = 0; i < count; i++) {
+		snprintf(text, sizeof(text), "%s\n", cases[i].filter);
+		ASSERT_EQ(0, ue_write_file(file, text, O_TRUNC)) {
+			TH_LOG("filter %s", cases[i].filter);
+		}
+		ASSERT_EQ(0, ue_clear_trace(NULL));
+		ASSERT_EQ(len, emit(self, i, s));
+		EXPECT_EQ(cases[i].match, ue_trace_count(NULL, name)) {
+			TH_LOG("%s: %s", name, cases[i].filter);
+		}
+	}
+	ASSERT_EQ(0, ue_write_file(file, "0\n", O_TRUNC));
+}
+
+TEST_F(fixed, filter)
+{
+	/* s is "abcde", followed by "AAAA" */
+	static const struct fix_filter five[] = {
+		{ "s == \"abcde\"", true },
+		{ "s == \"abcd\"", false },
+		{ "s == \"abcdeA\"", false },
+		{ "s != \"abcde\"", false },
+		{ "s ~ \"abc*\"", true },
+		{ "s ~ \"abcde*\"", true },
+		{ "s ~ \"abcdeA*\"", false },
+		{ "s ~ \"*cde\"", true },
+		{ "s ~ \"*abcde\"", true },
+		{ "s ~ \"*A\"", false },
+		{ "s ~ \"*bcd*\"", true },
+		{ "s ~ \"*deA*\"", false },
+		{ "s ~ \"a?c[d]e\"", true },
+		{ "s ~ \"a?c[d]eA*\"", false },
+		{ "s ~ \"*[e]\"", true },
+	};
+	/* s is "ab", a NUL, then "xxxxx", followed by "AAAA" */
+	static const struct fix_filter embedded[] = {
+		{ "s == \"ab\"", true },
+		{ "s == \"abx\"", false },
+		{ "s ~ \"*b\"", true },
+		{ "s ~ \"*x\"", false },
+		{ "s ~ \"*x*\"", false },
+		{ "s ~ \"*b*\"", true },
+		{ "s ~ \"*A\"", false },
+		{ "s ~ \"a?\"", true },
+		{ "s ~ \"a?*x\"", false },
+	};
+
+	check_filters(_metadata, self, EV_FIX, emit_fix5, "abcde", 4 + 13,
+		      five, ARRAY_SIZE(five));
+	check_filters(_metadata, self, EV_FIX8, emit_fix8, "ab\0xxxxx", 4 + 16,
+		      embedded, ARRAY_SIZE(embedded));
+}
+
+/* Keys that differ in their last byte only are two keys, printed whole */
+TEST_F(fixed, hist)
+{
+	char *text, *p;
+
+	ASSERT_EQ(0, ue_write_file(ue_event_file(NULL, EV_FIX8, "trigger"),
+				   "hist:keys=s\n", O_APPEND));
+	ASSERT_EQ(4 + 16, emit_fix8(self, 1, "abcdefgh"));
+	ASSERT_EQ(4 + 16, emit_fix8(self, 2, "abcdefgX"));
+	ASSERT_EQ(4 + 16, emit_fix8(self, 3, "abcdefgh"));
+
+	text = ue_read_file(ue_event_file(NULL, EV_FIX8, "hist"));
+	ASSERT_NE(NULL, text);
+	EXPECT_EQ(2, hist_hits(text, "abcdefgh")) {
+		TH_LOG("%s", text);
+	}
+	EXPECT_EQ(1, hist_hits(text, "abcdefgX")) {
+		TH_LOG("%s", text);
+	}
+	p = strstr(text, "Entries: ");
+	ASSERT_NE(NULL, p);
+	EXPECT_EQ(2, atol(p + 9));
+	p = strstr(text, "Hits: ");
+	ASSERT_NE(NULL, p);
+	EXPECT_EQ(3, atol(p + 6));
+	free(text);
+	ASSERT_EQ(0, ue_clear_triggers(EV_FIX8));
+}
+
+TEST_F(fixed, eprobe)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "e:%s/%s %s/%s s=$s:string", FIX_EP_GROUP,
+		 FIX_EP, USER_EVENTS_SYSTEM, EV_FIX);
+	ASSERT_EQ(0, ue_dyn(cmd));
+	ASSERT_EQ(0, ue_eprobe_enable(FIX_EP_GROUP, FIX_EP, true));
+	ASSERT_EQ(4 + 13, emit_fix5(self, 1, "abcde"));
+	ASSERT_EQ(4 + 13, emit_fix5(self, 2, "ab\0de"));
+	UE_ASSERT_TRACE(NULL, FIX_EP,
+			"(" USER_EVENTS_SYSTEM "." EV_FIX ") s=\"abcde\"\n"
+			"(" USER_EVENTS_SYSTEM "." EV_FIX ") s=\"ab\"\n");
+	ASSERT_EQ(0, ue_eprobe_remove(FIX_EP_GROUP, FIX_EP));
+	ASSERT_EQ(-1, access(ue_path(ue_eprobe_file(FIX_EP_GROUP, FIX_EP,
+						       "enable")), F_OK));
+}
+
+/* unsigned char[4] with no NUL: recorded, printed as hex bytes */
+TEST_F(fixed, unsigned_hex)
+{
+	struct {
+		__u32 a;
+		__u8 h[4];
+		__u32 after;
+	} __attribute__((packed)) rec = {
+		.a = 1, .h = { 0xde, 0xad, 0xbe, 0xef }, .after = AFTER,
+	};
+
+	ASSERT_EQ(0, ue_enable(NULL, EV_HEX, true));
+	ASSERT_EQ(4 + 12, ue_emit(self->fd, self->idx[2], &rec, sizeof(rec)));
+	UE_ASSERT_TRACE(NULL, EV_HEX, "a=1 h=de ad be ef " AFTER_TEXT "\n");
+}
+
+/* Dynamic char arrays still need to be non-empty and end with a NUL */
+TEST_F(fixed, dynamic_needs_nul)
+{
+	struct {
+		__u32 a;
+		__u32 loc;
+		__u32 after;
+		char d[8];
+	} rec = { .a = 1, .after = AFTER, .d = "abc" };
+	const __u16 start = UE_COMMON_SIZE + 12;
+
+	ASSERT_EQ(0, ue_enable(NULL, EV_DYN, true));
+
+	/* Empty, or no NUL at its end: EFAULT, nothing recorded */
+	rec.loc = DYN_LOC(start, 0);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, self->idx[3], &rec, 12));
+	rec.loc = DYN_LOC(start, 3);
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, self->idx[3], &rec, 15));
+	ASSERT_EQ(-EFAULT, ue_emit(self->fd, self->idx[3], &rec, 16));
+	UE_ASSERT_TRACE(NULL, EV_DYN, "");
+
+	rec.loc = DYN_LOC(start, 4);
+	ASSERT_EQ(4 + 16, ue_emit(self->fd, self->idx[3], &rec, 16));
+	UE_ASSERT_TRACE(NULL, EV_DYN, "a=1 d=abc " AFTER_TEXT "\n");
 }
 
 TEST_HARNESS_MAIN
