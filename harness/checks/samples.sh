@@ -11,8 +11,8 @@ TRACEFS=/sys/kernel/tracing
 SAMPLES_DIR=${UE_SAMPLES_DIR:-$UE_CACHE/samples}
 SAMPLES=(example enable_bit)
 declare -A SAMPLE_EVENT=([example]=example_event [enable_bit]=enable_bit_event)
-# Samples whose event is automatic: deleted once nothing uses it, unless a
-# trace buffer recorded it.
+# Samples whose event is automatic: deleted once nothing uses it (what a
+# trace buffer recorded of it stays readable).
 declare -A SAMPLE_AUTOMATIC=([enable_bit]=1)
 SAMPLE_HOLDER=
 
@@ -113,13 +113,6 @@ sample_release() {
 	SAMPLE_HOLDER=
 }
 trap sample_release EXIT
-
-# sample_forget SAMPLE: delete an automatic event that a trace buffer
-# recorded (the status page event stays, as a program would leave it).
-sample_forget() {
-	[[ -n ${SAMPLE_AUTOMATIC[$1]:-} && -e $(sample_event_dir "$1") ]] || return 0
-	echo "!u:${SAMPLE_EVENT[$1]}" >> "$TRACEFS/dynamic_events"
-}
 
 # sample_check_detached SAMPLE TOOL: one test, that nothing uses SAMPLE's
 # event any more: its status byte is 0, or the automatic event is gone.

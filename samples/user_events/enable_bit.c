@@ -8,7 +8,10 @@
  * 31 of the variable "enabled", and then, a number of times, tests the bit
  * and writes the event when it is set.  No status page is involved.  The
  * event is automatic: the kernel deletes it once this program is gone and
- * nothing else uses it (unless a trace buffer recorded it).
+ * nothing else uses it; what a trace buffer recorded of it stays readable.
+ * A write while nothing is attached fails with EBADF, which the program
+ * takes for "not enabled": a tracer may detach between the test of the bit
+ * and the write.
  *
  * Try it as root:
  *
@@ -171,6 +174,13 @@ int main(int argc, char **argv)
 		snprintf(message, sizeof(message), "iteration %ld of %ld",
 			 i + 1, count);
 		if (write_event(data_fd, write_index, i, message) < 0) {
+			/* The tracer detached since the bit was read */
+			if (errno == EBADF) {
+				printf("%ld: disabled meanwhile, nothing written\n",
+				       i);
+				fflush(stdout);
+				continue;
+			}
 			perror("writev");
 			return EXIT_FAILURE;
 		}

@@ -22,14 +22,14 @@ decoder_sample() {
 	echo > "$TRACEFS/trace"
 	echo 1 > "$enable"
 	"$SAMPLES_DIR/$sample" -n 2 -i 0 > /dev/null
+	# While enabled: an automatic event, and its format, go when disabled
+	"$SAMPLES_DIR/decoder" "$event" > "/tmp/decoder-$sample.txt" 2>&1
 	echo 0 > "$enable"
 	sample_release
-	"$SAMPLES_DIR/decoder" "$event" > "/tmp/decoder-$sample.txt" 2>&1
 	TAP_MARKER="$event:"
 	mapfile -t lines < <(sample_lines "$sample" 2 "$event: " '"')
 	tap_lines "decoder prints $sample's 2 records field by field" \
 		"/tmp/decoder-$sample.txt" "${lines[@]}"
-	sample_forget "$sample"
 }
 
 for sample in "${SAMPLES[@]}"; do
