@@ -2188,7 +2188,7 @@ static bool user_event_busy(struct user_event *user)
  * Records of deleted events.  The tracing core clears the trace buffers
  * that recorded a dynamic event when it removes the event, as the event's
  * type number may be given to another event, whose output would misread
- * the records.  A program's exit deletes its automatic events, and must not
+ * the records.  A program that deletes its events when it exits must not
  * wipe the trace its user is about to read: user events are created with
  * TRACE_EVENT_FL_KEEP_TYPE, and a deleted event that a buffer recorded is
  * kept, with its type number and format, until no buffer can hold one of
@@ -3291,6 +3291,7 @@ static ssize_t user_events_write_index(struct file *file, u32 index,
 {
 	struct user_event_file_info *info = file->private_data;
 	struct user_event_refs *refs;
+	struct user_event_slot *slot = NULL;
 	struct user_event *user = NULL;
 	bool lenient = false;
 	size_t payload;
@@ -3304,9 +3305,11 @@ static ssize_t user_events_write_index(struct file *file, u32 index,
 	rcu_read_lock_sched();
 	refs = rcu_dereference_sched(info->refs);
 	/* Pairs with the release in user_events_ref_publish(): slot is set */
-	if (likely(refs && index < (u32)smp_load_acquire(&refs->count))) {
-		user = refs->slots[index].user;
-		lenient = READ_ONCE(refs->slots[index].lenient);
+	if (likely(refs && index < (u32)smp_load_acquire(&refs->count)))
+		slot = &refs->slots[index];
+	if (likely(slot)) {
+		user = slot->user;
+		lenient = READ_ONCE(slot->lenient);
 	}
 	rcu_read_unlock_sched();
 

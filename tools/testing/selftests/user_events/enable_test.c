@@ -2877,10 +2877,12 @@ static ssize_t en_write_u32(int fd, __u32 idx, __u32 v)
  * index in an iovec of its own, both give @want
  */
 #define EN_ASSERT_WRITES(fd, idx, v, want) do {				\
-	__u32 __v = (v);						\
+	ssize_t __want = (want);					\
+	int __fd = (fd);						\
+	__u32 __idx = (idx), __v = (v);					\
 									\
-	ASSERT_EQ(want, en_write_u32(fd, idx, __v));			\
-	ASSERT_EQ(want, ue_emit(fd, idx, &__v, sizeof(__v)));		\
+	ASSERT_EQ(__want, en_write_u32(__fd, __idx, __v));		\
+	ASSERT_EQ(__want, ue_emit(__fd, __idx, &__v, sizeof(__v)));	\
 } while (0)
 
 TEST_F(en, write_strict_slot)
@@ -2981,8 +2983,8 @@ TEST_F(en, write_lenient_slot)
 
 	/* Nothing attached: the whole length, nothing recorded */
 	EN_ASSERT_WRITES(self->fd, idx, 1, 8);
-	ASSERT_EQ(4 + UE_PAYLOAD_MAX, ue_emit(self->fd, idx, big,
-					       UE_PAYLOAD_MAX));
+	ASSERT_EQ(4 + UE_PAYLOAD_MAX,
+		  ue_emit(self->fd, idx, big, UE_PAYLOAD_MAX));
 
 	/* The same errors as a strict slot gets */
 	ASSERT_EQ(-ENOENT, ue_emit(self->fd, idx + 1, big, 4));

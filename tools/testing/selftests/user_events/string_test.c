@@ -634,18 +634,6 @@ TEST_F(tag, opaque_struct)
 
 static const char * const fix_events[] = { EV_FIX, EV_FIX8, EV_HEX, EV_DYN };
 
-struct fix5 {
-	__u32 a;
-	char s[5];
-	__u32 after;
-} __attribute__((packed));
-
-struct fix8 {
-	__u32 a;
-	char s[8];
-	__u32 after;
-} __attribute__((packed));
-
 FIXTURE(fixed) {
 	int fd;
 	__u32 idx[ARRAY_SIZE(fix_events)];
@@ -703,26 +691,34 @@ FIXTURE_TEARDOWN(fixed)
 	ue_clear_trace(NULL);
 }
 
+/* The payload "u32 a; char[@len] s; u32 after": a=@a, s=@s, after=AFTER */
+static void fix_payload(struct ue_payload *p, __u32 a, const char *s,
+			size_t len)
+{
+	p->len = 0;
+	UE_PUT(p, __u32, a);
+	ue_put(p, s, len);
+	UE_PUT(p, __u32, AFTER);
+}
+
 /* Write a=@a, s=the 5 bytes at @s, after=AFTER to EV_FIX */
 static ssize_t emit_fix5(struct _test_data_fixed *self, __u32 a,
 			 const char *s)
 {
-	struct fix5 rec = { .a = a, .after = AFTER };
+	struct ue_payload p;
 
-	memcpy(rec.s, s, sizeof(rec.s));
-
-	return ue_emit(self->fd, self->idx[0], &rec, sizeof(rec));
+	fix_payload(&p, a, s, 5);
+	return ue_emit(self->fd, self->idx[0], p.data, p.len);
 }
 
 /* Write a=@a, s=the 8 bytes at @s, after=AFTER to EV_FIX8 */
 static ssize_t emit_fix8(struct _test_data_fixed *self, __u32 a,
 			 const char *s)
 {
-	struct fix8 rec = { .a = a, .after = AFTER };
+	struct ue_payload p;
 
-	memcpy(rec.s, s, sizeof(rec.s));
-
-	return ue_emit(self->fd, self->idx[1], &rec, sizeof(rec));
+	fix_payload(&p, a, s, 8);
+	return ue_emit(self->fd, self->idx[1], p.data, p.len);
 }
 
 TEST_F(fixed, trace)
@@ -744,12 +740,12 @@ TEST_F(fixed, trace)
 
 TEST_F(fixed, perf)
 {
-	struct fix5 rec = { .a = 7, .after = AFTER };
+	struct ue_payload rec;
 	__u8 raw[64];
 	__u32 after;
 	int id, size;
 
-	memcpy(rec.s, "abcde", 5);
+	fix_payload(&rec, 7, "abcde", 5);
 	id = ue_event_id(EV_FIX);
 	ASSERT_LT(0, id);
 	ASSERT_EQ(0, ue_perf_ring_open(&self->ring, id, RING_PAGES));
@@ -757,9 +753,9 @@ TEST_F(fixed, perf)
 
 	/* The payload exactly: the 5 bytes of s, then after */
 	size = ue_perf_raw_sample(&self->ring, 0, raw, sizeof(raw));
-	ASSERT_LE(UE_COMMON_SIZE + (int)sizeof(rec), size);
+	ASSERT_LE(UE_COMMON_SIZE + (int)rec.len, size);
 	ASSERT_EQ(id, *(__u16 *)raw);
-	ASSERT_EQ(0, memcmp(raw + UE_COMMON_SIZE, &rec, sizeof(rec)));
+	ASSERT_EQ(0, memcmp(raw + UE_COMMON_SIZE, rec.data, rec.len));
 	ASSERT_EQ(0, memcmp(raw + UE_COMMON_SIZE + 4, "abcde", 5));
 	memcpy(&after, raw + UE_COMMON_SIZE + 9, sizeof(after));
 	ASSERT_EQ(AFTER, after);
@@ -885,7 +881,7 @@ TEST_F(fixed, eprobe)
 			"(" USER_EVENTS_SYSTEM "." EV_FIX ") s=\"ab\"\n");
 	ASSERT_EQ(0, ue_eprobe_remove(FIX_EP_GROUP, FIX_EP));
 	ASSERT_EQ(-1, access(ue_path(ue_eprobe_file(FIX_EP_GROUP, FIX_EP,
-						       "enable")), F_OK));
+						    "enable")), F_OK));
 }
 
 /* unsigned char[4] with no NUL: recorded, printed as hex bytes */
@@ -895,7 +891,7 @@ TEST_F(fixed, unsigned_hex)
 		__u32 a;
 		__u8 h[4];
 		__u32 after;
-	} __attribute__((packed)) rec = {
+	} rec = {
 		.a = 1, .h = { 0xde, 0xad, 0xbe, 0xef }, .after = AFTER,
 	};
 
