@@ -28,13 +28,15 @@
  * buffer can hold its records any more (see user_event_keep()).
  *
  * Locking: everything that creates, deletes or references events runs under
- * event_mutex.  Enablers are protected by user_enabler_lock, taken inside
- * event_mutex, and outside the mmap_lock of the address spaces whose bits
- * are updated: a page that is not present is faulted in by a worker that
- * holds neither.  The write path takes no lock: the per-file table of write
- * indexes is published with RCU, the file's references keep its events
- * alive, and the attached consumers are the tracepoint's probes, called
- * with preemption disabled like any tracepoint.
+ * event_mutex; deleting waits there for a grace period after the last
+ * tracer detached.  Enablers are protected by user_enabler_lock, taken
+ * inside event_mutex, and outside the mmap_lock of the address spaces whose
+ * bits are updated: a page that is not present is faulted in by a worker
+ * that holds neither.  user_event_gc_lock, innermost, guards the list of
+ * automatic events to delete.  The write path takes no lock: the per-file
+ * table of write indexes is published with RCU, the file's references keep
+ * its events alive, and the attached consumers are the tracepoint's probes,
+ * called with preemption disabled like any tracepoint.
  */
 
 #include <linux/bitops.h>
@@ -103,11 +105,6 @@
 /* Hash table sizes, in bits: events by name, address spaces by mm */
 #define USER_EVENT_NAMES_BITS	9
 #define USER_EVENT_MMS_BITS	8
-/*
- * Deleted events kept for the records trace buffers hold of them, at
- * most: beyond, the oldest one's buffers are cleared (user_event_keep())
- */
-#define USER_EVENTS_KEPT_MAX	256
 /* Delay of user_event_gc() for an event only the tracing core holds */
 #define USER_EVENT_GC_RETRY_MS	10
 
@@ -149,12 +146,15 @@ struct user_field {
 /**
  * struct user_kept_buffer - a trace buffer that recorded a deleted event
  * @tr: the trace array of the buffer, only compared, never dereferenced
- *	before it is found in ftrace_trace_arrays
- * @ts: the buffer's clock once the event's last record was written
+ *	before it is found in ftrace_trace_arrays (an instance made later at
+ *	the same address only keeps the event a little longer)
+ * @ts: the buffer's clock when the event was deleted, after its last write
+ * @clock_id: the buffer's clock then: changing it clears the buffer
  */
 struct user_kept_buffer {
 	struct trace_array *tr;
 	u64 ts;
+	int clock_id;
 };
 
 /**
@@ -327,10 +327,12 @@ static DECLARE_DELAYED_WORK(user_event_gc_work, user_event_gc);
 
 /*
  * Deleted events whose records trace buffers may still hold, oldest
- * first, and how many; protected by event_mutex.  See user_event_keep().
+ * first, how many, and how many make user_event_keep() look for those it
+ * can free; protected by event_mutex.  See user_event_keep().
  */
 static LIST_HEAD(user_events_kept);
 static int user_events_nr_kept;
+static int user_events_reclaim_at;
 
 DEFINE_STATIC_KEY_FALSE(user_events_mm_used);
 /* Protects every enabler and user_event_mm, and their lists */
@@ -2193,8 +2195,10 @@ static bool user_event_busy(struct user_event *user)
  * TRACE_EVENT_FL_KEEP_TYPE, and a deleted event that a buffer recorded is
  * kept, with its type number and format, until no buffer can hold one of
  * its records.  A buffer cannot once its oldest event is younger than the
- * deleted event's last record: the buffer was cleared, or its records were
- * read or overwritten.
+ * deletion: the buffer was cleared, or its records were read or
+ * overwritten.  Kept events count against kernel.user_events_max like
+ * the others, which bounds their memory and type numbers: nothing is ever
+ * cleared to make room.
  */
 
 /* May @buf still hold an event written at or before @ts, its clock? */
@@ -2231,7 +2235,8 @@ static bool user_kept_may_hold(const struct user_kept_buffer *kept)
 {
 	struct trace_array *tr = user_kept_array(kept);
 
-	if (!tr)
+	/* Gone, or cleared when its clock was changed */
+	if (!tr || tr->clock_id != kept->clock_id)
 		return false;
 #ifdef CONFIG_TRACER_MAX_TRACE
 	if (user_buffer_may_hold(&tr->max_buffer, kept->ts))
@@ -2281,22 +2286,25 @@ static int user_event_recorded(struct user_event *user,
 
 	lockdep_assert_held(&event_mutex);
 
-	*out = NULL;
+	/* The instances cannot change under event_mutex */
 	list_for_each_entry(tr, &ftrace_trace_arrays, list)
-		n += user_event_recorded_in(user, tr);
-	if (!n)
-		return 0;
-
-	kept = kcalloc(n, sizeof(*kept), GFP_KERNEL);
+		n++;
+	kept = kcalloc(n, sizeof(*kept), GFP_KERNEL_ACCOUNT);
 	if (!kept)
 		return -ENOMEM;
+
 	n = 0;
 	list_for_each_entry(tr, &ftrace_trace_arrays, list) {
 		if (!user_event_recorded_in(user, tr))
 			continue;
 		kept[n].tr = tr;
 		kept[n].ts = ring_buffer_time_stamp(tr->array_buffer.buffer);
+		kept[n].clock_id = tr->clock_id;
 		n++;
+	}
+	if (!n) {
+		kfree(kept);
+		kept = NULL;
 	}
 	*out = kept;
 	return n;
@@ -2319,7 +2327,11 @@ static void user_event_unkeep(struct user_event *user)
 	user_events_nr_kept--;
 }
 
-/* Free the kept events whose records no buffer holds any more */
+/*
+ * Free the kept events whose records no buffer holds any more.  It takes
+ * a look at every kept event, so user_event_keep() calls it only each time
+ * their number doubled since the last time.
+ */
 static void user_events_reclaim(void)
 {
 	struct user_event *user, *tmp;
@@ -2337,6 +2349,7 @@ static void user_events_reclaim(void)
 			user_event_drop(user);
 		}
 	}
+	user_events_reclaim_at = 2 * user_events_nr_kept + 16;
 }
 
 /**
@@ -2346,20 +2359,14 @@ static void user_events_reclaim(void)
  * @nr_kept: number of @kept, at least one
  *
  * The event keeps its type number and prints its records, until
- * user_events_reclaim() finds that no buffer can hold them.  At most
- * USER_EVENTS_KEPT_MAX events are kept: beyond, the buffers that may hold
- * records of the oldest one are cleared, as the tracing core would have
- * done when it was deleted, and it is freed.  Registering the same event
- * again (same name and fields) brings a kept one back, with its type
- * number, so that a program that comes and goes keeps no more than one.
+ * user_events_reclaim() finds that no buffer can hold them.  Registering
+ * the same event again (same name and fields) brings a kept one back,
+ * with its type number, so that a program that comes and goes keeps no
+ * more than one.
  */
 static void user_event_keep(struct user_event *user,
 			    struct user_kept_buffer *kept, int nr_kept)
 {
-	struct user_event *oldest;
-	struct trace_array *tr;
-	int i;
-
 	lockdep_assert_held(&event_mutex);
 
 	kfree(user->kept);
@@ -2368,22 +2375,8 @@ static void user_event_keep(struct user_event *user,
 	list_add_tail(&user->kept_link, &user_events_kept);
 	user_events_nr_kept++;
 
-	user_events_reclaim();
-	while (user_events_nr_kept > USER_EVENTS_KEPT_MAX) {
-		oldest = list_first_entry(&user_events_kept, struct user_event,
-					  kept_link);
-		for (i = 0; i < oldest->nr_kept; i++) {
-			tr = user_kept_array(&oldest->kept[i]);
-			if (!tr || !user_kept_may_hold(&oldest->kept[i]))
-				continue;
-			tracing_reset_online_cpus(&tr->array_buffer);
-#ifdef CONFIG_TRACER_MAX_TRACE
-			tracing_reset_online_cpus(&tr->max_buffer);
-#endif
-		}
-		user_event_unkeep(oldest);
-		user_event_drop(oldest);
-	}
+	if (user_events_nr_kept >= user_events_reclaim_at)
+		user_events_reclaim();
 }
 
 /* A kept event of @def's name and fields, in the system @multi_format says */
@@ -2407,20 +2400,28 @@ user_event_find_kept(const struct user_event_def *def, bool multi_format)
 }
 
 /**
- * user_event_destroy - delete an event nothing references
+ * struct user_event_deletion - what deleting an event needs, prepared
+ * @kept: the buffers that may hold its records, see user_event_recorded()
+ * @nr_kept: number of @kept
+ */
+struct user_event_deletion {
+	struct user_kept_buffer *kept;
+	int nr_kept;
+};
+
+/**
+ * user_event_prepare_delete - check that an event can be deleted
  * @user: the event
- *
- * The event leaves tracefs, dynamic_events and the name table; its name
- * is free for other fields.  No trace buffer is cleared: an event that a
- * buffer recorded is kept (user_event_keep()).
+ * @del: gets what deleting it needs; user_event_delete() uses it, or
+ *	kfree(@del->kept) drops it
  *
  * Return: 0, or -EBUSY if a file, an enabler, a tracer or a trigger of
- * another event still holds it, or -ENOMEM; the event is then unchanged.
+ * another event still holds it, or -ENOMEM.
  */
-static int user_event_destroy(struct user_event *user)
+static int user_event_prepare_delete(struct user_event *user,
+				     struct user_event_deletion *del)
 {
-	struct user_kept_buffer *kept;
-	int nr_kept, ret;
+	int ret;
 
 	lockdep_assert_held(&event_mutex);
 
@@ -2433,13 +2434,35 @@ static int user_event_destroy(struct user_event *user)
 	 */
 	cond_synchronize_rcu(user->detach_gp);
 
-	nr_kept = user_event_recorded(user, &kept);
-	if (nr_kept < 0)
-		return nr_kept;
+	ret = user_event_recorded(user, &del->kept);
+	if (ret < 0)
+		return ret;
+	del->nr_kept = ret;
+	return 0;
+}
+
+/**
+ * user_event_delete - delete an event user_event_prepare_delete() checked
+ * @user: the event
+ * @del: what it prepared
+ *
+ * The event leaves tracefs, dynamic_events and the name table; its name
+ * is free for other fields.  No trace buffer is cleared: an event that a
+ * buffer recorded is kept (user_event_keep()).  Nothing can have taken a
+ * reference since it was checked, with event_mutex held.
+ *
+ * Return: 0, or the error of trace_remove_event_call(), with @del dropped.
+ */
+static int user_event_delete(struct user_event *user,
+			     struct user_event_deletion *del)
+{
+	int ret;
+
+	lockdep_assert_held(&event_mutex);
 
 	ret = trace_remove_event_call(&user->call);
 	if (ret) {
-		kfree(kept);
+		kfree(del->kept);
 		return ret;
 	}
 
@@ -2451,11 +2474,29 @@ static int user_event_destroy(struct user_event *user)
 	list_del_init(&user->gc_link);
 	spin_unlock(&user_event_gc_lock);
 
-	if (nr_kept)
-		user_event_keep(user, kept, nr_kept);
+	if (del->nr_kept)
+		user_event_keep(user, del->kept, del->nr_kept);
 	else
 		user_event_drop(user);
 	return 0;
+}
+
+/**
+ * user_event_destroy - delete an event nothing references
+ * @user: the event
+ *
+ * Return: 0, or -EBUSY if a file, an enabler, a tracer or a trigger of
+ * another event still holds it, or -ENOMEM; the event is then unchanged.
+ */
+static int user_event_destroy(struct user_event *user)
+{
+	struct user_event_deletion del;
+	int ret;
+
+	ret = user_event_prepare_delete(user, &del);
+	if (!ret)
+		ret = user_event_delete(user, &del);
+	return ret;
 }
 
 /*
@@ -2487,8 +2528,9 @@ static void user_event_put(struct user_event *user)
  * @work: user_event_gc_work
  *
  * An event that only the tracing core still holds (a trigger or an eprobe
- * of another event, perf on its way out) has no callback for its release:
- * it is looked at again every USER_EVENT_GC_RETRY_MS until it is free.
+ * of another event, which only an administrator can make) has no callback
+ * for its release: it is looked at again every USER_EVENT_GC_RETRY_MS
+ * until it is free.
  */
 static void user_event_gc(struct work_struct *work)
 {
@@ -2514,6 +2556,15 @@ static void user_event_gc(struct work_struct *work)
 			spin_unlock(&user_event_gc_lock);
 			retry = true;
 		}
+		/*
+		 * An exit may drop thousands: let others have event_mutex.  A
+		 * delete meanwhile takes its event off @todo, under the lock.
+		 */
+		if (need_resched()) {
+			mutex_unlock(&event_mutex);
+			cond_resched();
+			mutex_lock(&event_mutex);
+		}
 		spin_lock(&user_event_gc_lock);
 	}
 	spin_unlock(&user_event_gc_lock);
@@ -2522,6 +2573,22 @@ static void user_event_gc(struct work_struct *work)
 	if (retry)
 		queue_delayed_work(system_wq, &user_event_gc_work,
 				   msecs_to_jiffies(USER_EVENT_GC_RETRY_MS));
+}
+
+/*
+ * Are there kernel.user_events_max events, counting the kept ones?  Kept
+ * events whose records are gone are freed before saying so.
+ */
+static bool user_events_full(void)
+{
+	int max = READ_ONCE(user_events_max);
+
+	lockdep_assert_held(&event_mutex);
+
+	if (user_event_count + user_events_nr_kept < max)
+		return false;
+	user_events_reclaim();
+	return user_event_count + user_events_nr_kept >= max;
 }
 
 /*
@@ -2602,17 +2669,15 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 	}
 
 	if (!user) {
-		if (user_event_count >= READ_ONCE(user_events_max)) {
-			user_event_log(cmd, USER_EVENT_ERR_TOO_MANY_EVENTS, at);
-			ret = -EMFILE;
-			goto out;
-		}
 		/* The same event, deleted, is back: with its type number */
 		user = user_event_find_kept(&def, multi_format);
 		if (user) {
 			ret = user_event_publish(user);
 			if (!ret)
 				user_event_unkeep(user);
+		} else if (user_events_full()) {
+			user_event_log(cmd, USER_EVENT_ERR_TOO_MANY_EVENTS, at);
+			ret = -EMFILE;
 		} else {
 			ret = user_event_create(&def, multi_format, &user);
 		}
@@ -3212,9 +3277,12 @@ static bool user_event_named(struct user_event *user, const char *name)
  */
 static long user_events_ioctl_del(unsigned long uarg)
 {
+	struct user_event_namesake {
+		struct user_event *user;
+		struct user_event_deletion del;
+	} *v = NULL;
 	struct user_event *user;
-	struct hlist_node *tmp;
-	int ret = -ENOENT;
+	int i, n = 0, ret = 0;
 	char *name;
 	u32 key;
 
@@ -3231,20 +3299,45 @@ static long user_events_ioctl_del(unsigned long uarg)
 			ret = -EPERM;
 			goto out;
 		}
-		ret = 0;
-	}
-	hash_for_each_possible(user_event_names, user, node, key) {
-		if (user_event_named(user, name) && user_event_busy(user)) {
+		if (user_event_busy(user)) {
 			ret = -EBUSY;
 			goto out;
 		}
+		n++;
 	}
-	hash_for_each_possible_safe(user_event_names, user, tmp, node, key) {
-		if (!ret && user_event_named(user, name))
-			ret = user_event_destroy(user);
+	if (!n) {
+		ret = -ENOENT;
+		goto out;
+	}
+
+	v = kcalloc(n, sizeof(*v), GFP_KERNEL);
+	if (!v) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	n = 0;
+	hash_for_each_possible(user_event_names, user, node, key) {
+		if (user_event_named(user, name))
+			v[n++].user = user;
+	}
+	/* Nothing is deleted until all of them can be */
+	for (i = 0; i < n; i++) {
+		ret = user_event_prepare_delete(v[i].user, &v[i].del);
+		if (ret) {
+			while (i--)
+				kfree(v[i].del.kept);
+			goto out;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (!ret)
+			ret = user_event_delete(v[i].user, &v[i].del);
+		else
+			kfree(v[i].del.kept);
 	}
 out:
 	mutex_unlock(&event_mutex);
+	kfree(v);
 	kfree(name);
 	return ret;
 }

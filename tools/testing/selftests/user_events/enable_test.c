@@ -65,7 +65,6 @@
 #define MIN_BUFFER_KB	64
 #define NOBODY		65534
 #define TEST_GID	65533
-#define MAX_PATH	"/proc/sys/kernel/user_events_max"
 #define MAX_DEFAULT	32768
 /* The tests that wait for children or workers: slow in a debug kernel */
 #define LONG_TIMEOUT	300
@@ -346,37 +345,10 @@ static int en_multi_find(const char *name, const char *fields, char *out,
 	return found;
 }
 
-/* Read kernel.user_events_max; -1 on error */
-static long en_get_max(void)
-{
-	char buf[32];
-	ssize_t n;
-	int fd = open(MAX_PATH, O_RDONLY | O_CLOEXEC);
-
-	if (fd == -1)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-
-	return strtol(buf, NULL, 10);
-}
-
 /* Write @text to kernel.user_events_max; 0 or errno */
 static int en_set_max_text(const char *text)
 {
-	return ue_write_path(MAX_PATH, text, strlen(text), 0);
-}
-
-static int en_set_max(long max)
-{
-	char text[32];
-
-	snprintf(text, sizeof(text), "%ld\n", max);
-
-	return en_set_max_text(text);
+	return ue_write_path(UE_MAX_PATH, text, strlen(text), 0);
 }
 
 /* Remove every event of the tests, in both systems */
@@ -596,8 +568,8 @@ FIXTURE_TEARDOWN(en)
 		en_child_pid = 0;
 	}
 	en_unreg_all();
-	if (self->max0 >= 0 && en_set_max(self->max0)) {
-		TH_LOG("cannot restore %s to %ld", MAX_PATH, self->max0);
+	if (self->max0 >= 0 && ue_set_max(self->max0)) {
+		TH_LOG("cannot restore %s to %ld", UE_MAX_PATH, self->max0);
 		_metadata->passed = 0;
 	}
 	ue_restore_attrs(&self->attrs);
@@ -2725,16 +2697,16 @@ TEST_F_TIMEOUT(en, user_events_max, LONG_TIMEOUT)
 	struct ue_log_entry e;
 	int count;
 
-	self->max0 = en_get_max();
+	self->max0 = ue_get_max();
 	ASSERT_EQ(MAX_DEFAULT, self->max0);
 	ASSERT_EQ(EINVAL, en_set_max_text("-1\n"));
-	ASSERT_EQ(MAX_DEFAULT, en_get_max());
+	ASSERT_EQ(MAX_DEFAULT, ue_get_max());
 
 	/* Room for one more event, once pending deletions are done */
 	ASSERT_TRUE(en_gc_passed());
 	count = ue_count_events();
 	ASSERT_LE(0, count);
-	ASSERT_EQ(0, en_set_max(count + 1));
+	ASSERT_EQ(0, ue_set_max(count + 1));
 	ASSERT_EQ(0, en_reg(self->fd, first, word, 4, 0,
 			    USER_EVENT_REG_PERSIST, NULL));
 
@@ -2759,16 +2731,16 @@ TEST_F_TIMEOUT(en, user_events_max, LONG_TIMEOUT)
 	ASSERT_EQ(0, ue_dyn("u:" PREFIX "max_a u32 v"));
 
 	/* Also with the limit below the count */
-	ASSERT_EQ(0, en_set_max(0));
+	ASSERT_EQ(0, ue_set_max(0));
 	ASSERT_EQ(0, en_reg(self->fd, first, word, 4, 2, 0, NULL));
 	ASSERT_EQ(EMFILE, en_reg(self->fd, next, word, 4, 3, 0, NULL));
 
 	/* Room again */
-	ASSERT_EQ(0, en_set_max(count + 2));
+	ASSERT_EQ(0, ue_set_max(count + 2));
 	ASSERT_EQ(0, en_reg(self->fd, next, word, 4, 3,
 			    USER_EVENT_REG_PERSIST, NULL));
-	ASSERT_EQ(0, en_set_max(self->max0));
-	ASSERT_EQ(MAX_DEFAULT, en_get_max());
+	ASSERT_EQ(0, ue_set_max(self->max0));
+	ASSERT_EQ(MAX_DEFAULT, ue_get_max());
 }
 
 TEST_F(en, both_layouts_one_fd)

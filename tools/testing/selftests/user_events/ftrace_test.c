@@ -10,8 +10,9 @@
  * Records of deleted events: deleting an event (DIAG_IOCSDEL, "!u:NAME")
  * clears no buffer; its records, at the top level or in an instance,
  * print with its format.  Made again with the same fields it is the same
- * event type (id), with other fields another one.  At most 256 deleted
- * events are kept so: beyond that the buffer of the oldest is cleared.
+ * event type (id), with other fields another one.  Kept events count
+ * against kernel.user_events_max: EMFILE while their records are in a
+ * buffer, nothing cleared to make room.
  */
 #include "user_events_selftests.h"
 
@@ -33,6 +34,7 @@ FIXTURE(ft) {
 	int fd;
 	int status_fd;
 	__u8 *status;
+	long max0;
 };
 
 FIXTURE_SETUP(ft)
@@ -42,6 +44,7 @@ FIXTURE_SETUP(ft)
 	ue_instance_remove(INSTANCE);
 	ue_cleanup_events(PREFIX);
 
+	self->max0 = ue_get_max();
 	self->fd = ue_open_data();
 	ASSERT_NE(-1, self->fd);
 	ASSERT_EQ(0, ue_open_status_page(&self->status_fd, &self->status));
@@ -54,6 +57,8 @@ FIXTURE_TEARDOWN(ft)
 	ue_close_status_page(self->status_fd, self->status);
 	if (self->fd != -1)
 		close(self->fd);
+	if (self->max0 > 0 && ue_get_max() != self->max0)
+		ue_set_max(self->max0);
 	ue_instance_remove(INSTANCE);
 	ue_cleanup_events(PREFIX);
 	ue_clear_trace(NULL);
@@ -724,55 +729,65 @@ TEST_F(ft, indexes_per_fd)
 }
 
 /*
- * At most 256 deleted events keep their records: with more, the buffers
- * that may hold records of the oldest are cleared.  Events recorded in an
- * instance of their own and deleted one by one: after the 255th delete
- * the first one's record is there, after the 257th it is gone.
+ * Deleted events kept for their records count against
+ * kernel.user_events_max, and nothing is cleared to make room: with the
+ * limit reached by kept events, a new event gets EMFILE while their
+ * records are in a buffer, and is registered once the buffer is cleared.
  */
-#define KEPT_MAX	256
+#define KEPT_EVENTS	3
 
-TEST_F_TIMEOUT(ft, deleted_events_kept_at_most_256, 600)
+TEST_F_TIMEOUT(ft, kept_events_count_against_max, 600)
 {
 	const char *sys_enable = "instances/" INSTANCE "/events/"
 				 USER_EVENTS_SYSTEM "/enable";
-	const char *first = PREFIX "k0";
 	struct user_reg reg;
+	int i, fd, live;
 	char name[64];
-	int i, fd;
 	__u32 v;
 
+	ASSERT_LT(0, self->max0);
 	ASSERT_EQ(0, ue_instance_create(INSTANCE));
+	/* Earlier tests' kept events can go once their buffer is cleared */
+	ASSERT_EQ(0, ue_clear_trace(NULL));
+	live = ue_count_events();
+	ASSERT_LE(0, live);
+
 	fd = ue_open_data();
 	ASSERT_NE(-1, fd);
-	for (i = 0; i <= KEPT_MAX; i++) {
+	for (i = 0; i < KEPT_EVENTS; i++) {
 		snprintf(name, sizeof(name), PREFIX "k%d u32 v", i);
 		ASSERT_EQ(0, ue_reg(fd, name, &reg));
 		ASSERT_EQ(i, reg.write_index);
 	}
 
-	/* Each recorded once in the instance, nowhere else */
+	/* Each recorded once in the instance, then deleted: kept */
 	ASSERT_EQ(0, ue_write_file(sys_enable, "1\n", O_TRUNC));
-	for (v = 0; v <= KEPT_MAX; v++)
+	for (v = 0; v < KEPT_EVENTS; v++)
 		ASSERT_EQ(8, ue_emit(fd, v, &v, sizeof(v)));
 	ASSERT_EQ(0, ue_write_file(sys_enable, "0\n", O_TRUNC));
 	close(fd);
-	ASSERT_EQ(1, ue_trace_count(INSTANCE, first));
-	UE_ASSERT_TRACE(INSTANCE, PREFIX "k256", "v=256\n");
-
-	/* 255 of them deleted: all their records are there */
-	for (i = 0; i < KEPT_MAX - 1; i++) {
+	for (i = 0; i < KEPT_EVENTS; i++) {
 		snprintf(name, sizeof(name), PREFIX "k%d", i);
-		ASSERT_EQ(0, ue_del(name)) {
-			TH_LOG("delete %s", name);
-		}
+		ASSERT_EQ(0, ue_del(name));
 	}
-	UE_ASSERT_TRACE(INSTANCE, first, "v=0\n");
-	UE_ASSERT_TRACE(INSTANCE, PREFIX "k254", "v=254\n");
 
-	/* 257: the first one is no longer kept, its buffer was cleared */
-	ASSERT_EQ(0, ue_del(PREFIX "k255"));
-	ASSERT_EQ(0, ue_del(PREFIX "k256"));
-	UE_ASSERT_TRACE(INSTANCE, first, "");
+	/* The limit reached by the kept ones: EMFILE, nothing cleared */
+	ASSERT_EQ(0, ue_set_max(live + KEPT_EVENTS));
+	fd = ue_open_data();
+	ASSERT_NE(-1, fd);
+	EXPECT_EQ(EMFILE, ue_reg(fd, PREFIX "new u32 v", &reg));
+	EXPECT_EQ(EMFILE, ue_dyn("u:" PREFIX "new u32 v"));
+	UE_ASSERT_TRACE(INSTANCE, PREFIX "k0", "v=0\n");
+	UE_ASSERT_TRACE(INSTANCE, PREFIX "k2", "v=2\n");
+
+	/* A kept event comes back without taking more */
+	EXPECT_EQ(0, ue_reg(fd, PREFIX "k1 u32 v", &reg));
+	close(fd);
+	EXPECT_EQ(0, ue_del(PREFIX "k1"));
+
+	/* Its records gone, the kept events make room */
+	ASSERT_EQ(0, ue_clear_trace(INSTANCE));
+	EXPECT_EQ(0, ue_dyn("u:" PREFIX "new u32 v"));
 }
 
 /*

@@ -359,6 +359,36 @@ static inline int ue_clear_trace(const char *instance)
 	return ue_write_file(rel, "", O_TRUNC);
 }
 
+#define UE_MAX_PATH	"/proc/sys/kernel/user_events_max"
+
+/* kernel.user_events_max, or -1 */
+static inline long ue_get_max(void)
+{
+	char buf[32];
+	ssize_t n;
+	int fd = open(UE_MAX_PATH, O_RDONLY | O_CLOEXEC);
+
+	if (fd == -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+
+	return strtol(buf, NULL, 10);
+}
+
+/* Set kernel.user_events_max; 0 or errno */
+static inline int ue_set_max(long max)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%ld\n", max);
+
+	return ue_write_path(UE_MAX_PATH, text, strlen(text), 0);
+}
+
 /*
  * The text after "NAME: " of every line event @name left in the trace
  * buffer, one per line, oldest first: "a=1 b=2\na=3 b=4\n".  An empty
