@@ -29,11 +29,14 @@
  *
  * Locking: everything that creates, deletes or references events runs under
  * event_mutex; deleting waits there for a grace period after the last
- * tracer detached.  Enablers are protected by user_enabler_lock, taken
- * inside event_mutex, and outside the mmap_lock of the address spaces whose
- * bits are updated: a page that is not present is faulted in by a worker
- * that holds neither.  user_event_gc_lock, innermost, guards the list of
- * automatic events to delete.  The write path takes no lock: the per-file
+ * tracer detached.  The enablers of an address space are protected by a
+ * lock of its own, and those of an event by a lock of the event's, taken
+ * inside it and inside event_mutex.  Only the address space's own lock is
+ * held across a wait for its mmap_lock, and none across a fault of its
+ * pages: a change of an event's state only tries the mmap_lock and takes
+ * present pages, and leaves the rest to a worker of the address space.
+ * user_event_gc_lock, innermost, guards the list of automatic events to
+ * delete.  The write path takes no lock: the per-file
  * table of write indexes is published with RCU, the file's references keep
  * its events alive, and the attached consumers are the tracepoint's probes,
  * called with preemption disabled like any tracepoint.
@@ -41,6 +44,7 @@
 
 #include <linux/bitops.h>
 #include <linux/capability.h>
+#include <linux/compat.h>
 #include <linux/cred.h>
 #include <linux/ctype.h>
 #include <linux/hashtable.h>
@@ -54,6 +58,7 @@
 #include <linux/pagemap.h>
 #include <linux/perf_event.h>
 #include <linux/refcount.h>
+#include <linux/rhashtable.h>
 #include <linux/sched/mm.h>
 #include <linux/seq_file.h>
 #include <linux/sizes.h>
@@ -105,6 +110,8 @@
 /* Hash table sizes, in bits: events by name, address spaces by mm */
 #define USER_EVENT_NAMES_BITS	9
 #define USER_EVENT_MMS_BITS	8
+/* Enable bits one address space may register at most */
+#define USER_EVENT_MM_ENABLERS_MAX	65536
 /* Delay of user_event_gc() for an event only the tracing core holds */
 #define USER_EVENT_GC_RETRY_MS	10
 
@@ -172,7 +179,9 @@ struct user_kept_buffer {
  *	was in a probe then may still be recording
  * @refcnt: one for existing, one per file slot, one per enabler, one per
  *	attached tracer
- * @enablers: the enable bits to maintain, under user_enabler_lock
+ * @enablers: the enable bits to maintain, under @enablers_lock
+ * @enablers_lock: protects @enablers, and is held while their bits are
+ *	written; taken inside the lock of an address space's enablers
  * @name: event name: "NAME", or "NAME.ID" for a multi-format event
  * @fields: fields in record order
  * @nr_fields: number of @fields
@@ -197,6 +206,7 @@ struct user_event {
 	unsigned long detach_gp;
 	refcount_t refcnt;
 	struct list_head enablers;
+	struct mutex enablers_lock;	/* protects enablers */
 	char *name;
 	struct user_field *fields;
 	int nr_fields;
@@ -237,7 +247,8 @@ struct user_event_refs {
 /**
  * struct user_event_file_info - an open user_events_data file
  * @reg_lock: serializes registrations, so that a write index is handed
- *	out only once its caller has been told about it
+ *	out only once its caller has been told about it; held across faults
+ *	on the caller's memory, so taken killable
  * @refs: the write indexes, read locklessly by the write path
  */
 struct user_event_file_info {
@@ -261,37 +272,57 @@ struct user_event_write {
  * struct user_event_mm - the enablers of one address space
  * @node: entry in user_event_mms, hashed by @mm
  * @mm: the address space, mmgrab()ed
+ * @refcnt: one while the address space lives, one while @work is queued
+ * @lock: the enablers of the address space: @enablers, @table,
+ *	@nr_enablers.  Held across waits for this address space's
+ *	mmap_lock only, never across a fault, so that it can hold up its
+ *	own tasks alone.
  * @enablers: its enablers
+ * @table: its enablers by address and bit
+ * @nr_enablers: number of @enablers
+ * @pending_lock: protects @pending, innermost
+ * @pending: the enablers whose bit @work must write: their page was not
+ *	present, or the mmap_lock was not free
+ * @work: writes the bits of @pending, faulting their pages in
  * @rcu: frees it after lockless lookups
  */
 struct user_event_mm {
 	struct hlist_node node;
 	struct mm_struct *mm;
+	refcount_t refcnt;
+	struct mutex lock;		/* protects enablers, table */
 	struct list_head enablers;
+	struct rhashtable table;
+	int nr_enablers;
+	spinlock_t pending_lock;	/* protects pending */
+	struct list_head pending;
+	struct work_struct work;
 	struct rcu_head rcu;
 };
 
 /**
  * struct user_event_enabler - an enable bit that the kernel maintains
- * @mm_link: entry in the enablers of @umm
- * @event_link: entry in the enablers of @user
- * @fault_link: entry in user_enabler_faults while its page waits to be
- *	faulted in
+ * @mm_link: entry in the enablers of @umm, under its lock
+ * @event_link: entry in the enablers of @user, under its enablers_lock
+ * @pending_link: entry in the pending list of @umm, under its pending_lock
+ * @node: entry in the table of @umm, by @key
+ * @key: @addr and @bit, see user_enabler_key()
  * @user: the event, referenced until the enabler is removed
  * @umm: the address space of the bit
  * @addr: user address of the value that holds the bit
  * @size: size of that value: 4 or 8
  * @bit: the bit, counted from the value's least significant bit
- * @dead: removed: neither the bit nor @user may be touched any more
- * @refcnt: one for the lists, one while on user_enabler_faults or being
- *	faulted in
- *
- * All but @refcnt are protected by user_enabler_lock.
+ * @dead: removed: neither the bit nor @user may be touched any more; set
+ *	under the locks of both @umm and @user
+ * @refcnt: one for the lists, one while pending, one while a registration
+ *	or the worker writes the bit
  */
 struct user_event_enabler {
 	struct list_head mm_link;
 	struct list_head event_link;
-	struct list_head fault_link;
+	struct list_head pending_link;
+	struct rhash_head node;
+	u64 key;
 	struct user_event *user;
 	struct user_event_mm *umm;
 	unsigned long addr;
@@ -335,14 +366,18 @@ static int user_events_nr_kept;
 static int user_events_reclaim_at;
 
 DEFINE_STATIC_KEY_FALSE(user_events_mm_used);
-/* Protects every enabler and user_event_mm, and their lists */
-static DEFINE_MUTEX(user_enabler_lock);
-/* The user_event_mm of each address space with enablers, by mm */
+/*
+ * The user_event_mm of each address space with enablers, by mm: looked
+ * up under RCU, changed under user_event_mms_lock
+ */
 static DEFINE_HASHTABLE(user_event_mms, USER_EVENT_MMS_BITS);
-/* Enablers whose page must be faulted in before their bit can be set */
-static LIST_HEAD(user_enabler_faults);
-static void user_enabler_fault_in(struct work_struct *work);
-static DECLARE_WORK(user_enabler_fault_work, user_enabler_fault_in);
+static DEFINE_SPINLOCK(user_event_mms_lock);
+/*
+ * The workers of the address spaces: a fault may keep one waiting as
+ * long as its address space's owner wants, so they are not in a queue
+ * that the rest of the kernel shares.
+ */
+static struct workqueue_struct *user_event_mm_wq;
 
 static int user_event_dyn_create(const char *raw_command);
 static int user_event_dyn_show(struct seq_file *m, struct dyn_event *ev);
@@ -1122,7 +1157,10 @@ static const struct file_operations user_status_fops = {
  * Enable bits.  An enabler names a bit of a 4- or 8-byte value in the
  * memory of the address space that registered it.  The bit is written
  * from whatever task changes the event's state, so the memory is reached
- * through the enabler's mm, never through current's.
+ * through the enabler's mm, never through current's.  One address space
+ * must not hold up others: a change of state writes the bits whose page is
+ * present and whose mmap_lock is free at once, and queues the others for
+ * the worker of their address space, which may wait for both.
  */
 
 /*
@@ -1144,64 +1182,128 @@ static unsigned long user_bit_word(unsigned long addr, int size, int bit,
 	return addr - offset;
 }
 
+/*
+ * Has bit @nr of the long at @uaddr of @mm, whose mmap_lock the caller
+ * holds, the value @set?  False if its page is not present.
+ */
+static bool user_bit_is(struct mm_struct *mm, unsigned long uaddr, int nr,
+			bool set)
+{
+	struct page *page;
+	bool ret = false;
+	void *kaddr;
+
+	if (get_user_pages_remote(mm, uaddr, 1, FOLL_NOFAULT, &page, NULL,
+				  NULL) == 1) {
+		kaddr = kmap_local_page(page) + offset_in_page(uaddr);
+		ret = test_bit(nr, kaddr) == set;
+		kunmap_local(kaddr);
+		put_page(page);
+	}
+	return ret;
+}
+
 /**
  * user_bit_write - set or clear one bit of a value in an address space
- * @mm: the address space
+ * @mm: the address space, whose users the caller holds one of
  * @addr: user address of the value
  * @size: size of the value, 4 or 8, to which @addr is aligned
  * @bit: the bit of the value
  * @set: set the bit, else clear it
+ * @wait: wait for the mmap_lock; without, the caller may hold locks that
+ *	others need and it is only tried
  *
- * The page is only taken if it is present: faulting it in may sleep for as
- * long as its owner wants (userfaultfd), and the caller holds
- * user_enabler_lock.  A present page that is not writable, such as one
- * shared copy-on-write after a fork, is read instead: when the bit already
- * has the right value, there is nothing to do.  Only the one bit changes,
- * atomically, as the program may change the others at any time.
+ * With @wait, never faults: the page must be present and writable, as
+ * one shared copy-on-write after a fork is not, unless the bit already
+ * has the right value.  Without @wait, nothing waits for the address
+ * space's owner: a fault is taken only where it waits for nothing, and
+ * neither a locked page (the owner may hold its lock, for a write to a
+ * FUSE file) nor a hugetlb page, which get_user_pages() faults in despite
+ * FOLL_NOFAULT, is touched.  Only the one bit changes, atomically, as the
+ * program may change the others at any time.
  *
- * Return: 0, or -EFAULT if the page must be faulted in first.
+ * Return: 0, -EAGAIN if the mmap_lock or the page was locked or the page
+ * is huge (without @wait), -EFAULT if the page needs a fault, -EINTR on a
+ * fatal signal.
  */
 static int user_bit_write(struct mm_struct *mm, unsigned long addr, int size,
-			  int bit, bool set)
+			  int bit, bool set, bool wait)
 {
+	unsigned int gup_flags = FOLL_WRITE | FOLL_NOFAULT;
+	struct vm_area_struct *vma;
 	unsigned long uaddr;
 	struct page *page;
-	int nr, ret = -EFAULT;
+	int nr, ret = 0;
 	void *kaddr;
-	long got;
-
-	lockdep_assert_held(&user_enabler_lock);
-
-	/* The address space is being torn down, with its enablers */
-	if (!mmget_not_zero(mm))
-		return 0;
 
 	uaddr = user_bit_word(addr, size, bit, &nr);
-	mmap_read_lock(mm);
-	got = get_user_pages_remote(mm, uaddr, 1, FOLL_WRITE | FOLL_NOFAULT,
-				    &page, NULL, NULL);
-	if (got == 1) {
+	if (!wait) {
+		if (!mmap_read_trylock(mm))
+			return -EAGAIN;
+		vma = vma_lookup(mm, uaddr);
+		if (vma && is_vm_hugetlb_page(vma)) {
+			mmap_read_unlock(mm);
+			return -EAGAIN;
+		}
+		/*
+		 * A private page shared copy-on-write since a fork, or not
+		 * there yet, is faulted in if that waits for nothing: no
+		 * I/O, no page lock, no userfaultfd handler.  A shared
+		 * mapping's page_mkwrite() may wait for its file system.
+		 */
+		if (vma && !(vma->vm_flags & VM_SHARED))
+			gup_flags = FOLL_WRITE | FOLL_NOWAIT;
+	} else if (mmap_read_lock_killable(mm)) {
+		return -EINTR;
+	}
+	if (get_user_pages_remote(mm, uaddr, 1, gup_flags, &page, NULL,
+				  NULL) == 1) {
+		if (wait) {
+			lock_page(page);
+		} else if (!trylock_page(page)) {
+			put_page(page);
+			mmap_read_unlock(mm);
+			return -EAGAIN;
+		}
 		kaddr = kmap_local_page(page) + offset_in_page(uaddr);
 		if (set)
 			set_bit(nr, kaddr);
 		else
 			clear_bit(nr, kaddr);
 		kunmap_local(kaddr);
-		set_page_dirty_lock(page);
+		set_page_dirty(page);
+		unlock_page(page);
 		put_page(page);
-		ret = 0;
-	} else if (get_user_pages_remote(mm, uaddr, 1, FOLL_NOFAULT, &page,
-					 NULL, NULL) == 1) {
-		kaddr = kmap_local_page(page) + offset_in_page(uaddr);
-		if (test_bit(nr, kaddr) == set)
-			ret = 0;
-		kunmap_local(kaddr);
-		put_page(page);
+	} else if (!user_bit_is(mm, uaddr, nr, set)) {
+		ret = -EFAULT;
 	}
 	mmap_read_unlock(mm);
+	return ret;
+}
 
-	/* Not mmput(): dropping the last user would call back into us */
-	mmput_async(mm);
+/**
+ * user_bit_fault_in - make the page of an enable bit present and writable
+ * @mm: the address space, whose users the caller holds one of
+ * @addr: user address of the value
+ *
+ * Waits as long as the fault takes, which is up to the address space's
+ * owner (userfaultfd, FUSE): the caller holds no lock that anyone but
+ * this address space needs.  Retriable and killable, so that a fault is
+ * served by a userfaultfd handler like one of the program's own.
+ *
+ * Return: 0, -EFAULT if the page cannot be made writable, -EINTR on a
+ * fatal signal.
+ */
+static int user_bit_fault_in(struct mm_struct *mm, unsigned long addr)
+{
+	unsigned int flags = FAULT_FLAG_WRITE | FAULT_FLAG_REMOTE;
+	bool unlocked = false;
+	int ret;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	ret = fixup_user_fault(mm, addr, flags, &unlocked);
+	mmap_read_unlock(mm);
 	return ret;
 }
 
@@ -1211,25 +1313,113 @@ static void user_enabler_put(struct user_event_enabler *e)
 		kfree(e);
 }
 
+/*
+ * The key of an enabler in its address space's table.  Its bit is below
+ * 64 and its address in user space, aligned to 4 bytes.
+ */
+static u64 user_enabler_key(unsigned long addr, int bit)
+{
+	return (u64)addr << 6 | bit;
+}
+
+static const struct rhashtable_params user_enabler_params = {
+	.key_len = sizeof(u64),
+	.key_offset = offsetof(struct user_event_enabler, key),
+	.head_offset = offsetof(struct user_event_enabler, node),
+	.automatic_shrinking = true,
+};
+
+static void user_event_mm_put(struct user_event_mm *umm)
+{
+	if (!refcount_dec_and_test(&umm->refcnt))
+		return;
+	rhashtable_destroy(&umm->table);
+	mmdrop(umm->mm);
+	kfree_rcu(umm, rcu);
+}
+
+/* Queue @e for the worker of its address space */
+static void user_enabler_queue(struct user_event_enabler *e)
+{
+	struct user_event_mm *umm = e->umm;
+
+	spin_lock(&umm->pending_lock);
+	if (list_empty(&e->pending_link)) {
+		refcount_inc(&e->refcnt);
+		list_add_tail(&e->pending_link, &umm->pending);
+		if (queue_work(user_event_mm_wq, &umm->work))
+			refcount_inc(&umm->refcnt);
+	}
+	spin_unlock(&umm->pending_lock);
+}
+
+/**
+ * user_enabler_write - write an enable bit, waiting if need be
+ * @e: the enabler, which the caller holds a reference to
+ * @mm: its address space, whose users the caller holds one of
+ *
+ * The bit is written under the lock of the address space's enablers, so
+ * that it is not written after its enabler is removed, but its page is
+ * faulted in without: a fault that waits for the address space's owner
+ * must not keep its other tasks from registering, forking or exiting.
+ * The event's state may change meanwhile, and its writer may write the
+ * bit before this does: the bit is written again until it has the state
+ * the event had when it was written.
+ *
+ * Return: 0, or the error of user_bit_write() or user_bit_fault_in().
+ */
+static int user_enabler_write(struct user_event_enabler *e,
+			      struct mm_struct *mm)
+{
+	struct user_event_mm *umm = e->umm;
+	bool set, again;
+	int ret, tries;
+
+	for (tries = 0; ; tries++) {
+		mutex_lock(&umm->lock);
+		if (e->dead) {
+			mutex_unlock(&umm->lock);
+			return 0;
+		}
+		set = user_event_attached(e->user);
+		ret = user_bit_write(mm, e->addr, e->size, e->bit, set, true);
+		again = user_event_attached(e->user) != set;
+		/* The writer of a change may have lost to this write */
+		if (again && tries == USER_EVENT_FAULT_IN_MAX)
+			user_enabler_queue(e);
+		mutex_unlock(&umm->lock);
+		if ((!ret && !again) || tries == USER_EVENT_FAULT_IN_MAX)
+			return ret;
+		if (ret == -EFAULT)
+			ret = user_bit_fault_in(mm, e->addr);
+		if (ret)
+			return ret;
+	}
+}
+
 /**
  * user_enabler_sync - bring an enable bit in line with its event's state
- * @e: the enabler
+ * @e: the enabler, on its event's list, whose lock the caller holds
  *
- * A bit whose page is not present is queued for user_enabler_fault_in(),
- * which faults the page in without user_enabler_lock and tries again.
+ * Called where waiting for an address space would hold up everyone: the
+ * mmap_lock is only tried and the page only taken if present, else the
+ * worker of the address space writes the bit.
  */
 static void user_enabler_sync(struct user_event_enabler *e)
 {
-	lockdep_assert_held(&user_enabler_lock);
+	struct mm_struct *mm = e->umm->mm;
+	int ret;
 
-	if (e->dead || !user_bit_write(e->umm->mm, e->addr, e->size, e->bit,
-				       user_event_attached(e->user)))
+	lockdep_assert_held(&e->user->enablers_lock);
+
+	if (e->dead || !mmget_not_zero(mm))
 		return;
-	if (list_empty(&e->fault_link)) {
-		refcount_inc(&e->refcnt);
-		list_add_tail(&e->fault_link, &user_enabler_faults);
-		schedule_work(&user_enabler_fault_work);
-	}
+	ret = user_bit_write(mm, e->addr, e->size, e->bit,
+			     user_event_attached(e->user), false);
+	/* Not mmput(): dropping the last user would call back into us */
+	mmput_async(mm);
+	if (ret)
+		user_enabler_queue(e);
 }
 
 /* The event's state changed: update every enable bit of the event */
@@ -1237,96 +1427,112 @@ static void user_event_update_enablers(struct user_event *user)
 {
 	struct user_event_enabler *e;
 
-	mutex_lock(&user_enabler_lock);
-	list_for_each_entry(e, &user->enablers, event_link)
+	mutex_lock(&user->enablers_lock);
+	list_for_each_entry(e, &user->enablers, event_link) {
 		user_enabler_sync(e);
-	mutex_unlock(&user_enabler_lock);
+		cond_resched();
+	}
+	mutex_unlock(&user->enablers_lock);
 }
 
 /**
- * user_enabler_fault_in - write the enable bits whose page was not present
- * @work: user_enabler_fault_work
+ * user_event_mm_work - write the enable bits that could not be written
+ * @work: the work of a user_event_mm
  *
- * Faults each page in without holding a lock that the page's owner could
- * make us wait for (userfaultfd), then writes the bit.  A page that cannot
- * be faulted in for writing (unmapped, made read-only) keeps its value
- * until the event's state changes again.
+ * Waits for the mmap_lock and faults the pages in, which may take as long
+ * as the address space's owner wants (userfaultfd, FUSE): this holds up
+ * this address space alone.  A page that cannot be made writable
+ * (unmapped, made read-only) keeps its value until the event's state
+ * changes again.
  */
-static void user_enabler_fault_in(struct work_struct *work)
+static void user_event_mm_work(struct work_struct *work)
 {
+	struct user_event_mm *umm = container_of(work, struct user_event_mm,
+						 work);
 	struct user_event_enabler *e;
-	struct mm_struct *mm;
-	int ret;
 
-	mutex_lock(&user_enabler_lock);
-	while ((e = list_first_entry_or_null(&user_enabler_faults,
+	for (;;) {
+		spin_lock(&umm->pending_lock);
+		e = list_first_entry_or_null(&umm->pending,
 					     struct user_event_enabler,
-					     fault_link))) {
-		list_del_init(&e->fault_link);
-		mm = e->dead ? NULL : e->umm->mm;
-		if (!mm || !mmget_not_zero(mm)) {
-			user_enabler_put(e);
-			continue;
+					     pending_link);
+		if (e)
+			list_del_init(&e->pending_link);
+		spin_unlock(&umm->pending_lock);
+		if (!e)
+			break;
+
+		if (mmget_not_zero(umm->mm)) {
+			user_enabler_write(e, umm->mm);
+			mmput(umm->mm);
 		}
-		mutex_unlock(&user_enabler_lock);
-
-		mmap_read_lock(mm);
-		ret = fixup_user_fault(mm, e->addr, FAULT_FLAG_WRITE, NULL);
-		mmap_read_unlock(mm);
-		mmput(mm);
-
-		mutex_lock(&user_enabler_lock);
-		/* Once: a page taken away again waits for the next change */
-		if (!ret && !e->dead)
-			user_bit_write(e->umm->mm, e->addr, e->size, e->bit,
-				       user_event_attached(e->user));
 		user_enabler_put(e);
 	}
-	mutex_unlock(&user_enabler_lock);
+	user_event_mm_put(umm);
 }
 
-/* The user_event_mm of @mm, under user_enabler_lock or RCU */
+/* The user_event_mm of @mm, under RCU or user_event_mms_lock */
 static struct user_event_mm *user_event_mm_find(struct mm_struct *mm)
 {
 	struct user_event_mm *umm;
 
 	hash_for_each_possible_rcu(user_event_mms, umm, node, (unsigned long)mm,
-				   lockdep_is_held(&user_enabler_lock)) {
+				   lockdep_is_held(&user_event_mms_lock)) {
 		if (umm->mm == mm)
 			return umm;
 	}
 	return NULL;
 }
 
-/* Does @mm have enablers?  A hint, for the hooks of fork and exit */
-static bool user_event_mm_has_enablers(struct mm_struct *mm)
-{
-	bool found;
-
-	rcu_read_lock();
-	found = user_event_mm_find(mm);
-	rcu_read_unlock();
-	return found;
-}
-
-/* The user_event_mm of @mm, created if it has none yet */
-static struct user_event_mm *user_event_mm_get(struct mm_struct *mm)
+/*
+ * The user_event_mm of @mm, a live address space (current's, or one being
+ * forked): it lasts until the address space goes
+ */
+static struct user_event_mm *user_event_mm_lookup(struct mm_struct *mm)
 {
 	struct user_event_mm *umm;
 
-	lockdep_assert_held(&user_enabler_lock);
-
+	rcu_read_lock();
 	umm = user_event_mm_find(mm);
+	rcu_read_unlock();
+	return umm;
+}
+
+/* The user_event_mm of @mm, a live address space, created if need be */
+static struct user_event_mm *user_event_mm_get(struct mm_struct *mm)
+{
+	struct user_event_mm *umm, *found;
+
+	umm = user_event_mm_lookup(mm);
 	if (umm)
 		return umm;
 
 	umm = kzalloc(sizeof(*umm), GFP_KERNEL_ACCOUNT);
 	if (!umm)
 		return NULL;
+	if (rhashtable_init(&umm->table, &user_enabler_params)) {
+		kfree(umm);
+		return NULL;
+	}
 	mmgrab(mm);
 	umm->mm = mm;
+	refcount_set(&umm->refcnt, 1);
+	mutex_init(&umm->lock);
 	INIT_LIST_HEAD(&umm->enablers);
-	hash_add_rcu(user_event_mms, &umm->node, (unsigned long)mm);
+	spin_lock_init(&umm->pending_lock);
+	INIT_LIST_HEAD(&umm->pending);
+	INIT_WORK(&umm->work, user_event_mm_work);
+
+	/* Two threads of one process may register at once */
+	spin_lock(&user_event_mms_lock);
+	found = user_event_mm_find(mm);
+	if (!found)
+		hash_add_rcu(user_event_mms, &umm->node, (unsigned long)mm);
+	spin_unlock(&user_event_mms_lock);
+	if (found) {
+		user_event_mm_put(umm);
+		return found;
+	}
 	return umm;
 }
 
@@ -1334,42 +1540,69 @@ static struct user_event_mm *user_event_mm_get(struct mm_struct *mm)
 static struct user_event_enabler *
 user_enabler_find(struct user_event_mm *umm, unsigned long addr, int bit)
 {
+	u64 key = user_enabler_key(addr, bit);
 	struct user_event_enabler *e;
 
-	lockdep_assert_held(&user_enabler_lock);
+	lockdep_assert_held(&umm->lock);
 
-	list_for_each_entry(e, &umm->enablers, mm_link) {
-		if (e->addr == addr && e->bit == bit)
-			return e;
-	}
-	return NULL;
+	e = rhashtable_lookup_fast(&umm->table, &key, user_enabler_params);
+	/* An address beyond user space may alias a key */
+	if (e && (e->addr != addr || e->bit != bit))
+		return NULL;
+	return e;
 }
 
-/*
- * A new enabler of @user in @umm, which takes a reference to the event:
- * the caller holds one already, so it cannot be deleted meanwhile.
+/**
+ * user_enabler_add - a new enabler of an event in an address space
+ * @user: the event, which the caller holds a reference to
+ * @umm: the address space, whose lock the caller holds
+ * @addr: user address of the value
+ * @size: size of the value
+ * @bit: the bit of the value
+ *
+ * The enabler takes a reference to the event.  Its bit is not written.
+ *
+ * Return: the enabler, or ERR_PTR() of -EADDRINUSE if @umm has one at
+ * @addr and @bit already, of -ENOSPC if it has USER_EVENT_MM_ENABLERS_MAX
+ * enablers, or of -ENOMEM.
  */
 static struct user_event_enabler *
-user_enabler_new(struct user_event *user, struct user_event_mm *umm,
+user_enabler_add(struct user_event *user, struct user_event_mm *umm,
 		 unsigned long addr, int size, int bit)
 {
 	struct user_event_enabler *e;
+	int ret;
 
-	lockdep_assert_held(&user_enabler_lock);
+	lockdep_assert_held(&umm->lock);
+
+	if (umm->nr_enablers >= USER_EVENT_MM_ENABLERS_MAX)
+		return ERR_PTR(-ENOSPC);
 
 	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	if (!e)
-		return NULL;
+		return ERR_PTR(-ENOMEM);
 	e->user = user;
 	e->umm = umm;
 	e->addr = addr;
 	e->size = size;
 	e->bit = bit;
+	e->key = user_enabler_key(addr, bit);
 	refcount_set(&e->refcnt, 1);
-	INIT_LIST_HEAD(&e->fault_link);
-	refcount_inc(&user->refcnt);
+	INIT_LIST_HEAD(&e->pending_link);
+
+	ret = rhashtable_lookup_insert_fast(&umm->table, &e->node,
+					    user_enabler_params);
+	if (ret) {
+		kfree(e);
+		return ERR_PTR(ret == -EEXIST ? -EADDRINUSE : -ENOMEM);
+	}
 	list_add_tail(&e->mm_link, &umm->enablers);
+	umm->nr_enablers++;
+
+	refcount_inc(&user->refcnt);
+	mutex_lock(&user->enablers_lock);
 	list_add_tail(&e->event_link, &user->enablers);
+	mutex_unlock(&user->enablers_lock);
 	return e;
 }
 
@@ -1378,17 +1611,63 @@ static void user_event_put(struct user_event *user);
 /* Stop maintaining @e's bit, and drop its reference to the event */
 static void user_enabler_remove(struct user_event_enabler *e)
 {
-	lockdep_assert_held(&user_enabler_lock);
+	struct user_event_mm *umm = e->umm;
 
+	lockdep_assert_held(&umm->lock);
+
+	mutex_lock(&e->user->enablers_lock);
 	e->dead = true;
-	list_del(&e->mm_link);
 	list_del(&e->event_link);
-	if (!list_empty(&e->fault_link)) {
-		list_del_init(&e->fault_link);
+	mutex_unlock(&e->user->enablers_lock);
+
+	rhashtable_remove_fast(&umm->table, &e->node, user_enabler_params);
+	list_del(&e->mm_link);
+	umm->nr_enablers--;
+
+	spin_lock(&umm->pending_lock);
+	if (!list_empty(&e->pending_link)) {
+		list_del_init(&e->pending_link);
 		user_enabler_put(e);
 	}
+	spin_unlock(&umm->pending_lock);
+
 	user_event_put(e->user);
 	user_enabler_put(e);
+}
+
+/*
+ * A page of an address space, kept from one bit to the next: the bits of
+ * an address space are mostly in a few pages.
+ */
+struct user_bit_page {
+	struct mm_struct *mm;
+	unsigned long addr;	/* user address of @page; 1 for none yet */
+	struct page *page;	/* NULL if it was not present */
+};
+
+/* Has bit @nr of the long at @uaddr in @bp's address space the value @set? */
+static bool user_bit_page_is(struct user_bit_page *bp, unsigned long uaddr,
+			     int nr, bool set)
+{
+	void *kaddr;
+	bool ret;
+
+	if (bp->addr != (uaddr & PAGE_MASK)) {
+		if (bp->page)
+			put_page(bp->page);
+		bp->addr = uaddr & PAGE_MASK;
+		mmap_read_lock(bp->mm);
+		if (get_user_pages_remote(bp->mm, uaddr, 1, FOLL_NOFAULT,
+					  &bp->page, NULL, NULL) != 1)
+			bp->page = NULL;
+		mmap_read_unlock(bp->mm);
+	}
+	if (!bp->page)
+		return false;
+	kaddr = kmap_local_page(bp->page) + offset_in_page(uaddr);
+	ret = test_bit(nr, kaddr) == set;
+	kunmap_local(kaddr);
+	return ret;
 }
 
 /**
@@ -1397,32 +1676,60 @@ static void user_enabler_remove(struct user_event_enabler *e)
  * @mm: its copy, for the child
  *
  * The child gets an enabler of its own for each of the parent's, on its
- * copy of the memory, which the bits keep being updated in.  The copy
- * made by dup_mmap() may predate a change of an event's state, so each
- * bit is synced.  Out of memory, the child just has fewer enablers.
+ * copy of the memory.  The copy made by dup_mmap() may predate a change
+ * of an event's state: a bit that differs from its event's state, where
+ * the copied page shows it, is written by the worker of the child's
+ * address space, after the fork.  A bit whose enabler could not be copied
+ * (out of memory) is cleared in the child, which then has fewer enablers.
  */
 void __user_events_fork_mm(struct mm_struct *oldmm, struct mm_struct *mm)
 {
 	struct user_event_enabler *e, *copy;
-	struct user_event_mm *old, *umm = NULL;
+	struct user_bit_page bp = { .mm = mm, .addr = 1 };
+	struct user_event_mm *old, *umm;
+	unsigned long uaddr;
+	int nr;
 
-	if (!user_event_mm_has_enablers(oldmm))
+	old = user_event_mm_lookup(oldmm);
+	if (!old)
 		return;
 
-	mutex_lock(&user_enabler_lock);
-	old = user_event_mm_find(oldmm);
-	if (old && !list_empty(&old->enablers))
-		umm = user_event_mm_get(mm);
-	if (umm) {
-		list_for_each_entry(e, &old->enablers, mm_link) {
-			copy = user_enabler_new(e->user, umm, e->addr, e->size,
-						e->bit);
-			if (!copy)
-				break;
-			user_enabler_sync(copy);
-		}
+	mutex_lock(&old->lock);
+	/* A process that had enable bits once does not make its children pay */
+	if (list_empty(&old->enablers)) {
+		mutex_unlock(&old->lock);
+		return;
 	}
-	mutex_unlock(&user_enabler_lock);
+	umm = user_event_mm_get(mm);
+	/* No path takes the child's lock before the parent's */
+	if (umm)
+		mutex_lock_nested(&umm->lock, SINGLE_DEPTH_NESTING);
+	list_for_each_entry(e, &old->enablers, mm_link) {
+		copy = umm ? user_enabler_add(e->user, umm, e->addr, e->size,
+					      e->bit) : ERR_PTR(-ENOMEM);
+		if (!IS_ERR(copy)) {
+			/*
+			 * The copied page mostly has the right bit already:
+			 * copy-on-write stays for the child's first write.
+			 */
+			uaddr = user_bit_word(e->addr, e->size, e->bit, &nr);
+			if (!user_bit_page_is(&bp, uaddr, nr,
+					      user_event_attached(e->user)))
+				user_enabler_queue(copy);
+		} else if (user_bit_write(mm, e->addr, e->size, e->bit, false,
+					  true) == -EFAULT &&
+			   !user_bit_fault_in(mm, e->addr)) {
+			/* The child's own memory: this holds up its parent */
+			user_bit_write(mm, e->addr, e->size, e->bit, false,
+				       true);
+		}
+		cond_resched();
+	}
+	if (umm)
+		mutex_unlock(&umm->lock);
+	mutex_unlock(&old->lock);
+	if (bp.page)
+		put_page(bp.page);
 }
 
 /**
@@ -1434,22 +1741,21 @@ void __user_events_exit_mm(struct mm_struct *mm)
 	struct user_event_enabler *e, *tmp;
 	struct user_event_mm *umm;
 
-	if (!user_event_mm_has_enablers(mm))
+	umm = user_event_mm_lookup(mm);
+	if (!umm)
 		return;
 
-	mutex_lock(&user_enabler_lock);
-	umm = user_event_mm_find(mm);
-	if (umm) {
-		list_for_each_entry_safe(e, tmp, &umm->enablers, mm_link)
-			user_enabler_remove(e);
-		hash_del_rcu(&umm->node);
+	mutex_lock(&umm->lock);
+	list_for_each_entry_safe(e, tmp, &umm->enablers, mm_link) {
+		user_enabler_remove(e);
+		cond_resched();
 	}
-	mutex_unlock(&user_enabler_lock);
+	mutex_unlock(&umm->lock);
 
-	if (umm) {
-		mmdrop(umm->mm);
-		kfree_rcu(umm, rcu);
-	}
+	spin_lock(&user_event_mms_lock);
+	hash_del_rcu(&umm->node);
+	spin_unlock(&user_event_mms_lock);
+	user_event_mm_put(umm);
 }
 
 /**
@@ -2115,6 +2421,7 @@ static int user_event_create(struct user_event_def *def, bool multi_format,
 	user->min_size = def->min_size;
 	user->multi_format = multi_format;
 	INIT_LIST_HEAD(&user->enablers);
+	mutex_init(&user->enablers_lock);
 	def->fields = NULL;
 	def->nr_fields = 0;
 	if (!user->name) {
@@ -2870,8 +3177,9 @@ static int user_events_ref_reserve(struct user_event_file_info *info)
 		return count;
 
 	capacity = capacity ? capacity * 2 : USER_EVENT_REFS_MIN;
-	grown = kzalloc(struct_size(grown, slots, capacity),
-			GFP_KERNEL_ACCOUNT);
+	/* kernel.user_events_max may allow more slots than kmalloc() can */
+	grown = kvzalloc(struct_size(grown, slots, capacity),
+			 GFP_KERNEL_ACCOUNT);
 	if (!grown)
 		return -ENOMEM;
 	grown->capacity = capacity;
@@ -2881,7 +3189,7 @@ static int user_events_ref_reserve(struct user_event_file_info *info)
 		       count * sizeof(refs->slots[0]));
 	rcu_assign_pointer(info->refs, grown);
 	if (refs)
-		kfree_rcu(refs, rcu);
+		kvfree_rcu(refs, rcu);
 	return count;
 }
 
@@ -2986,44 +3294,77 @@ static void user_reg_abort(struct user_reg_state *st)
 	mutex_unlock(&event_mutex);
 }
 
+#ifdef CONFIG_COMPAT
+/*
+ * struct user_reg of the status page layout as a 32-bit x86 program has
+ * it: its __u64 is 4-byte aligned, which makes it 20 bytes long.
+ */
+struct compat_user_reg {
+	u32 size;
+	compat_u64 name_args;
+	u32 status_index;
+	u32 write_index;
+};
+#endif
+
 /**
  * user_events_reg_status - DIAG_IOCSREG with the status page layout
  * @info: the file
- * @ureg: the caller's struct user_reg, of the first ABI
+ * @uarg: the caller's struct user_reg, of the first ABI
+ * @compat: in the layout of a 32-bit program, struct compat_user_reg
  *
  * Registers the event, gives it a status byte, and stores the byte's
- * index and the write index in @ureg.
+ * index and the write index in the caller's struct.
  *
  * Return: 0 or a negative errno; no write index is handed out on failure.
  */
 static long user_events_reg_status(struct user_event_file_info *info,
-				   struct user_reg __user *ureg)
+				   void __user *uarg, bool compat)
 {
+	struct user_reg __user *ureg = uarg;
+	u32 __user *status_index = &ureg->status_index;
+	u32 __user *write_index = &ureg->write_index;
 	struct user_reg_state st;
 	struct user_reg reg;
 	char *cmd;
 	int ret;
 
-	if (copy_from_user(&reg, ureg, sizeof(reg)))
+#ifdef CONFIG_COMPAT
+	if (compat) {
+		struct compat_user_reg __user *creg = uarg;
+		struct compat_user_reg compat_reg;
+
+		if (copy_from_user(&compat_reg, creg, sizeof(compat_reg)))
+			return -EFAULT;
+		reg.name_args = compat_reg.name_args;
+		status_index = &creg->status_index;
+		write_index = &creg->write_index;
+	}
+#endif
+	if (!compat && copy_from_user(&reg, ureg, sizeof(reg)))
 		return -EFAULT;
 
 	/* Fail early, before changing anything, on outputs we cannot store */
-	if (put_user(0, &ureg->status_index) || put_user(0, &ureg->write_index))
+	if (put_user(0, status_index) || put_user(0, write_index))
 		return -EFAULT;
 
 	cmd = user_events_read_cmd(u64_to_user_ptr(reg.name_args));
 	if (IS_ERR(cmd))
 		return PTR_ERR(cmd);
 
-	mutex_lock(&info->reg_lock);
+	/* Another task of the file may hold it across a fault: killable */
+	if (mutex_lock_killable(&info->reg_lock)) {
+		kfree(cmd);
+		return -EINTR;
+	}
 	ret = user_reg_begin(info, cmd, USER_REG_STATUS_BYTE, &st);
 	kfree(cmd);
 	if (ret)
 		goto out;
 
 	/* Not under event_mutex: storing the answer may fault */
-	if (put_user(st.user->status_index, &ureg->status_index) ||
-	    put_user(st.index, &ureg->write_index)) {
+	if (put_user(st.user->status_index, status_index) ||
+	    put_user(st.index, write_index)) {
 		user_reg_abort(&st);
 		ret = -EFAULT;
 	} else {
@@ -3045,6 +3386,9 @@ static int user_reg_check(const struct user_reg_enable_bit *reg)
 		break;
 #if BITS_PER_LONG == 64
 	case sizeof(u64):
+		/* A 32-bit program has no 8-byte value to keep a bit in */
+		if (in_compat_syscall())
+			return -EINVAL;
 		break;
 #endif
 	default:
@@ -3054,28 +3398,6 @@ static int user_reg_check(const struct user_reg_enable_bit *reg)
 	    reg->enable_bit >= reg->enable_size * BITS_PER_BYTE)
 		return -EINVAL;
 	return 0;
-}
-
-/*
- * Write a new enabler's bit from the task that registered it, which may
- * fault its own page in, though not with user_enabler_lock held.
- */
-static int user_enabler_first_write(struct user_event_enabler *e)
-{
-	void __user *uaddr = (void __user *)e->addr;
-	int ret, tries;
-
-	for (tries = 0; tries < USER_EVENT_FAULT_IN_MAX; tries++) {
-		mutex_lock(&user_enabler_lock);
-		/* Another thread may have unregistered it already */
-		ret = e->dead ? 0 : user_bit_write(e->umm->mm, e->addr, e->size,
-						   e->bit,
-						   user_event_attached(e->user));
-		mutex_unlock(&user_enabler_lock);
-		if (!ret || fault_in_safe_writeable(uaddr, e->size))
-			break;
-	}
-	return ret;
 }
 
 /**
@@ -3126,48 +3448,62 @@ static long user_events_reg_enable_bit(struct user_event_file_info *info,
 		return PTR_ERR(cmd);
 
 	/* From now on, fork and exit look for enablers */
-	static_branch_enable(&user_events_mm_used);
+	if (!static_key_enabled(&user_events_mm_used))
+		static_branch_enable(&user_events_mm_used);
 
-	mutex_lock(&info->reg_lock);
+	if (mutex_lock_killable(&info->reg_lock)) {
+		kfree(cmd);
+		return -EINTR;
+	}
 	ret = user_reg_begin(info, cmd, reg.flags, &st);
 	kfree(cmd);
 	if (ret)
 		goto out;
 
-	mutex_lock(&user_enabler_lock);
+	/*
+	 * Not under a lock others need: storing the answer may fault.  Before
+	 * the enabler exists, whose bit a tracer may set from then on.
+	 */
 	umm = user_event_mm_get(current->mm);
-	if (!umm)
-		ret = -ENOMEM;
-	else if (user_enabler_find(umm, reg.enable_addr, reg.enable_bit))
-		ret = -EADDRINUSE;
-	else
-		e = user_enabler_new(st.user, umm, reg.enable_addr,
-				     reg.enable_size, reg.enable_bit);
-	if (e)
-		refcount_inc(&e->refcnt);
-	else if (!ret)
-		ret = -ENOMEM;
-	mutex_unlock(&user_enabler_lock);
-
-	/* Not under any lock: storing the answer may fault */
-	if (!ret && put_user(st.index, &ureg->write_index))
+	if (put_user(st.index, &ureg->write_index)) {
 		ret = -EFAULT;
-	if (!ret)
-		ret = user_enabler_first_write(e);
+	} else if (!umm) {
+		ret = -ENOMEM;
+	} else if (mutex_lock_killable(&umm->lock)) {
+		ret = -EINTR;
+	} else {
+		e = user_enabler_add(st.user, umm, reg.enable_addr,
+				     reg.enable_size, reg.enable_bit);
+		if (IS_ERR(e)) {
+			ret = PTR_ERR(e);
+			e = NULL;
+		} else {
+			refcount_inc(&e->refcnt);
+		}
+		mutex_unlock(&umm->lock);
+	}
 
-	if (ret) {
-		if (e) {
-			mutex_lock(&user_enabler_lock);
+	/*
+	 * The bit, at once, in the caller's own memory: waiting for it holds
+	 * up this address space alone.  Another thread may have
+	 * unregistered it meanwhile.
+	 */
+	if (e) {
+		if (!ret)
+			ret = user_enabler_write(e, current->mm);
+		if (ret) {
+			mutex_lock(&umm->lock);
 			if (!e->dead)
 				user_enabler_remove(e);
-			mutex_unlock(&user_enabler_lock);
+			mutex_unlock(&umm->lock);
 		}
-		user_reg_abort(&st);
-	} else {
-		user_reg_commit(info, &st);
-	}
-	if (e)
 		user_enabler_put(e);
+	}
+
+	if (ret)
+		user_reg_abort(&st);
+	else
+		user_reg_commit(info, &st);
 out:
 	mutex_unlock(&info->reg_lock);
 	return ret;
@@ -3182,8 +3518,11 @@ static long user_events_ioctl_reg(struct user_event_file_info *info,
 	if (get_user(size, (u32 __user *)uarg))
 		return -EFAULT;
 	if (size == sizeof(struct user_reg))
-		return user_events_reg_status(info,
-					      (struct user_reg __user *)uarg);
+		return user_events_reg_status(info, (void __user *)uarg, false);
+#ifdef CONFIG_COMPAT
+	if (size == sizeof(struct compat_user_reg) && in_compat_syscall())
+		return user_events_reg_status(info, (void __user *)uarg, true);
+#endif
 	if (size < sizeof(struct user_reg_enable_bit))
 		return -EINVAL;
 	return user_events_reg_enable_bit(info, (void __user *)uarg, size);
@@ -3196,7 +3535,8 @@ static long user_events_ioctl_reg(struct user_event_file_info *info,
  * Removes the caller's enabler at the address and bit given, with its
  * reference to the event, and clears the bit.
  *
- * Return: 0, -ENOENT if there is no such enabler, -EINVAL, -E2BIG, -EFAULT.
+ * Return: 0, -ENOENT if there is no such enabler, -EINVAL, -E2BIG,
+ * -EFAULT, -EINTR.
  */
 static long user_events_ioctl_unreg(unsigned long uarg)
 {
@@ -3204,7 +3544,7 @@ static long user_events_ioctl_unreg(unsigned long uarg)
 	struct user_event_enabler *e;
 	struct user_event_mm *umm;
 	struct user_unreg unreg;
-	int ret, tries, size = 0;
+	int ret, size, tries;
 	u32 usize;
 
 	if (get_user(usize, &uunreg->size))
@@ -3219,33 +3559,40 @@ static long user_events_ioctl_unreg(unsigned long uarg)
 	if (unreg.__reserved || unreg.__reserved2)
 		return -EINVAL;
 
-	mutex_lock(&user_enabler_lock);
-	umm = user_event_mm_find(current->mm);
-	e = umm ? user_enabler_find(umm, unreg.disable_addr,
-				    unreg.disable_bit) : NULL;
-	if (e) {
-		size = e->size;
-		user_enabler_remove(e);
-	}
-	mutex_unlock(&user_enabler_lock);
-	if (!e)
+	/* The task's address space, and so its enablers, are alive */
+	umm = user_event_mm_lookup(current->mm);
+	if (!umm)
 		return -ENOENT;
-
+	if (mutex_lock_killable(&umm->lock))
+		return -EINTR;
+	e = user_enabler_find(umm, unreg.disable_addr, unreg.disable_bit);
+	if (!e) {
+		mutex_unlock(&umm->lock);
+		return -ENOENT;
+	}
+	size = e->size;
+	/* No change of the event's state writes the bit from now on */
+	user_enabler_remove(e);
 	/*
-	 * Clear the bit, unless another thread registered it again in the
-	 * meantime.  The task's address space, and so @umm, is alive.
+	 * The caller's own memory, faulted in without the lock, like
+	 * user_enabler_write() does; unless another thread registered the
+	 * bit again meanwhile.
 	 */
 	for (tries = 0; tries < USER_EVENT_FAULT_IN_MAX; tries++) {
-		mutex_lock(&user_enabler_lock);
-		ret = user_enabler_find(umm, unreg.disable_addr,
-					unreg.disable_bit) ? 0 :
-		      user_bit_write(current->mm, unreg.disable_addr, size,
-				     unreg.disable_bit, false);
-		mutex_unlock(&user_enabler_lock);
-		if (!ret || fault_in_safe_writeable(u64_to_user_ptr(unreg.disable_addr),
-						    size))
+		if (user_bit_write(current->mm, unreg.disable_addr, size,
+				   unreg.disable_bit, false, true) != -EFAULT)
+			break;
+		mutex_unlock(&umm->lock);
+		ret = user_bit_fault_in(current->mm, unreg.disable_addr);
+		if (ret)
+			return 0;
+		if (mutex_lock_killable(&umm->lock))
+			return 0;
+		if (user_enabler_find(umm, unreg.disable_addr,
+				      unreg.disable_bit))
 			break;
 	}
+	mutex_unlock(&umm->lock);
 	return 0;
 }
 
@@ -3365,6 +3712,37 @@ static long user_events_ioctl(struct file *file, unsigned int cmd,
 		return user_events_ioctl_unreg(uarg);
 	return user_events_ioctl_del(uarg);
 }
+
+#ifdef CONFIG_COMPAT
+/*
+ * The ioctl numbers encode the size of a pointer: a 32-bit program has
+ * its own.  Its structs are those of 64-bit programs but for the status
+ * page layout of struct user_reg (struct compat_user_reg), and its enable
+ * bits are in 4-byte values only.
+ */
+#define COMPAT_DIAG_IOCSREG	_IOWR(DIAG_IOC_MAGIC, 0, compat_uptr_t)
+#define COMPAT_DIAG_IOCSDEL	_IOW(DIAG_IOC_MAGIC, 1, compat_uptr_t)
+#define COMPAT_DIAG_IOCSUNREG	_IOW(DIAG_IOC_MAGIC, 2, compat_uptr_t)
+
+static long user_events_compat_ioctl(struct file *file, unsigned int cmd,
+				     unsigned long uarg)
+{
+	switch (cmd) {
+	case COMPAT_DIAG_IOCSREG:
+		cmd = DIAG_IOCSREG;
+		break;
+	case COMPAT_DIAG_IOCSDEL:
+		cmd = DIAG_IOCSDEL;
+		break;
+	case COMPAT_DIAG_IOCSUNREG:
+		cmd = DIAG_IOCSUNREG;
+		break;
+	default:
+		return -ENOTTY;
+	}
+	return user_events_ioctl(file, cmd, (unsigned long)compat_ptr(uarg));
+}
+#endif
 
 /**
  * user_events_write_index - write a payload to the event of a write index
@@ -3497,7 +3875,7 @@ static int user_events_release(struct inode *inode, struct file *file)
 	if (refs) {
 		for (i = 0; i < refs->count; i++)
 			user_event_put(refs->slots[i].user);
-		kfree(refs);
+		kvfree(refs);
 	}
 	kfree(info);
 	return 0;
@@ -3508,6 +3886,9 @@ static const struct file_operations user_data_fops = {
 	.write = user_events_write,
 	.write_iter = user_events_write_iter,
 	.unlocked_ioctl = user_events_ioctl,
+#ifdef CONFIG_COMPAT
+	.compat_ioctl = user_events_compat_ioctl,
+#endif
 	.release = user_events_release,
 	.llseek = no_llseek,
 };
@@ -3533,6 +3914,11 @@ static int __init trace_events_user_init(void)
 	user_event_status_page = (u8 *)get_zeroed_page(GFP_KERNEL);
 	if (!user_event_status_page)
 		return -ENOMEM;
+	user_event_mm_wq = alloc_workqueue("user_events_mm", WQ_UNBOUND, 0);
+	if (!user_event_mm_wq) {
+		ret = -ENOMEM;
+		goto free_page;
+	}
 
 	ret = tracing_init_dentry();
 	if (ret)
@@ -3559,6 +3945,8 @@ static int __init trace_events_user_init(void)
 	return 0;
 
 free_page:
+	if (user_event_mm_wq)
+		destroy_workqueue(user_event_mm_wq);
 	free_page((unsigned long)user_event_status_page);
 	user_event_status_page = NULL;
 	return ret;

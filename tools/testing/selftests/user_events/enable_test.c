@@ -1731,6 +1731,420 @@ TEST_F_TIMEOUT(en, page_not_present, LONG_TIMEOUT)
 	close(mfd);
 }
 
+/*
+ * A page under userfaultfd: the worker of the address space faults it in
+ * like the program would, retriable, and the program's handler (a thread
+ * of its own) serves the fault: the bit is written in the page it served.
+ */
+struct uffd_server {
+	int uffd;
+	bool stop;
+	int served;
+	char page[UE_PAGE_SIZE];
+};
+
+static void *uffd_serve(void *arg)
+{
+	struct uffd_server *srv = arg;
+	unsigned long fault;
+
+	while (!__atomic_load_n(&srv->stop, __ATOMIC_ACQUIRE)) {
+		fault = ue_uffd_next_fault(srv->uffd, 100);
+		if (fault && !ue_uffd_copy(srv->uffd, (void *)fault, srv->page))
+			__atomic_add_fetch(&srv->served, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/* Wait until @srv served more than @n faults */
+static bool uffd_served(struct uffd_server *srv, int n)
+{
+	long long end = ue_now_ms() + UE_WAIT_MS;
+
+	while (__atomic_load_n(&srv->served, __ATOMIC_ACQUIRE) <= n) {
+		if (ue_now_ms() > end)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
+TEST_F_TIMEOUT(en, page_under_userfaultfd, LONG_TIMEOUT)
+{
+	const char *name = PREFIX "uffd";
+	static struct uffd_server srv;
+	pthread_t thread;
+	__u32 *word;
+	int served;
+
+	srv.uffd = ue_uffd_open();
+	if (srv.uffd == -1)
+		SKIP(return, "no userfaultfd: %s", strerror(errno));
+	*(__u32 *)srv.page = 0xf0f0f0f0;
+	word = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, word);
+	ASSERT_EQ(0, ue_uffd_register(srv.uffd, word, UE_PAGE_SIZE));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, uffd_serve, &srv));
+
+	/* The registration faults the page in: the handler serves it */
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "uffd u32 v", word, 4, 0, 0,
+			    NULL));
+	ASSERT_EQ(1, srv.served);
+	ASSERT_EQ(0xf0f0f0f0, *word);
+
+	/* The page dropped, the worker faults it in when the event changes */
+	served = srv.served;
+	ASSERT_EQ(0, madvise(word, UE_PAGE_SIZE, MADV_DONTNEED));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_TRUE(uffd_served(&srv, served));
+	ASSERT_TRUE(ue_wait_bit(word, 4, 0, true));
+	ASSERT_EQ(0xf0f0f0f1, *word);
+
+	served = srv.served;
+	ASSERT_EQ(0, madvise(word, UE_PAGE_SIZE, MADV_DONTNEED));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	ASSERT_TRUE(uffd_served(&srv, served));
+	ASSERT_TRUE(ue_wait_bit(word, 4, 0, false));
+	ASSERT_EQ(0xf0f0f0f0, *word);
+
+	ASSERT_EQ(0, en_unreg(self->fd, word, 0));
+	__atomic_store_n(&srv.stop, true, __ATOMIC_RELEASE);
+	pthread_join(thread, NULL);
+	munmap(word, UE_PAGE_SIZE);
+	close(srv.uffd);
+}
+
+/*
+ * A page under userfaultfd that its handler never serves holds up no other
+ * process: a child's bit is on such a page, dropped, when its event is
+ * enabled; meanwhile this process's bit of another event follows every
+ * change of that event, and enabling stays prompt.  The child's fault
+ * ends with it.
+ */
+static int stuck_child(struct en_child *c, void *arg)
+{
+	__u32 *word;
+	int uffd, fd;
+
+	uffd = ue_uffd_open();
+	if (uffd == -1)
+		return en_fail(1, "userfaultfd");
+	word = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (word == MAP_FAILED)
+		return en_fail(2, "mmap");
+	/* Present for the registration, then missing: nobody serves it */
+	*word = 0;
+	if (ue_uffd_register(uffd, word, UE_PAGE_SIZE))
+		return en_fail(3, "UFFDIO_REGISTER");
+	fd = ue_open_data();
+	if (fd == -1 || en_reg(fd, PREFIX "stuck u32 v", word, 4, 0, 0, NULL))
+		return en_fail(4, "register");
+	if (madvise(word, UE_PAGE_SIZE, MADV_DONTNEED))
+		return en_fail(5, "madvise");
+	if (!en_say(c, 'r'))
+		return en_fail(6, "tell the parent");
+	/* Until killed */
+	for (;;)
+		pause();
+	return 0;
+}
+
+TEST_F_TIMEOUT(en, page_never_served, LONG_TIMEOUT)
+{
+	const char *stuck = PREFIX "stuck", *other = PREFIX "other";
+	__u32 *word = (__u32 *)self->page;
+	long long t0, slowest = 0;
+	struct en_child c;
+	int i;
+
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "other u32 v", word, 4, 0, 0,
+			    NULL));
+	ASSERT_EQ(0, en_child_start(&c, stuck_child, NULL));
+	ASSERT_EQ('r', en_child_hear(&c));
+
+	/* The child's worker waits for its fault from now on */
+	ASSERT_EQ(0, ue_enable(NULL, stuck, true));
+
+	for (i = 0; i < 10; i++) {
+		t0 = ue_now_ms();
+		EN_SWITCH(NULL, other, true, word, 1);
+		EN_SWITCH(NULL, other, false, word, 0);
+		if (ue_now_ms() - t0 > slowest)
+			slowest = ue_now_ms() - t0;
+	}
+	ue_msg("slowest enable and disable: %lld ms\n", slowest);
+	EXPECT_GT(ue_debug_kernel() ? 20000 : 2000, slowest);
+	ASSERT_EQ(0, ue_enable(NULL, stuck, false));
+
+	/* The child killed, its fault ends, and its event goes */
+	ASSERT_EQ(0, kill(c.pid, SIGKILL));
+	en_child_finish(&c);
+	ASSERT_TRUE(en_wait_gone(stuck));
+	ASSERT_EQ(0, en_unreg(self->fd, word, 0));
+}
+
+/*
+ * A process whose mmap_lock is held for seconds holds up nothing but its
+ * own bits.  mprotect() of a large region of mapped zero pages holds the
+ * lock for writing while it changes every entry: the child grows such a
+ * region until one mprotect() takes HELD_MS (or growing it more would
+ * take too long), then holds the lock with one
+ * while the parent enables the child's event (which returns at once, the
+ * child's bit waiting for its worker) and switches another event on and
+ * off, whose bit follows every change promptly.  The child's bit is set
+ * once the lock is free.
+ */
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ	22
+#endif
+
+#define HELD_MS			1500
+/* Page tables of 64 GiB of zero pages: 128 MiB */
+#define HELD_MAX_LEN		(64UL << 30)
+/* Mapping zero pages costs more than changing them: stop in time */
+#define HELD_BUDGET_MS		60000
+
+/* mprotect() of [@p, @p + @len) to @prot: how long it took, or -1 */
+static long long held_mprotect(char *p, size_t len, int prot)
+{
+	long long t0 = ue_now_ms();
+
+	if (mprotect(p, len, prot))
+		return -1;
+	return ue_now_ms() - t0;
+}
+
+static int held_child(struct en_child *c, void *arg)
+{
+	size_t len = 1UL << 30, done = 0;
+	long long ms = 0, t0 = ue_now_ms();
+	__u32 *word;
+	char *region;
+	int fd;
+
+	word = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fd = ue_open_data();
+	if (word == MAP_FAILED || fd == -1 ||
+	    en_reg(fd, PREFIX "held u32 v", word, 4, 0, 0, NULL))
+		return en_fail(1, "register");
+	region = mmap(NULL, HELD_MAX_LEN, PROT_READ,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (region == MAP_FAILED)
+		return en_fail(2, "mmap");
+	/*
+	 * Double the zero pages mapped until one mprotect() is slow enough,
+	 * or the next doubling would cost more than the budget has left
+	 */
+	for (; len <= HELD_MAX_LEN && ms < HELD_MS; len *= 2) {
+		if (done && 2 * (ue_now_ms() - t0) > HELD_BUDGET_MS)
+			break;
+		if (madvise(region + done, len - done, MADV_POPULATE_READ))
+			return en_fail(3, "MADV_POPULATE_READ");
+		done = len;
+		ms = held_mprotect(region, len, PROT_NONE);
+		if (ms == -1 || held_mprotect(region, len, PROT_READ) == -1)
+			return en_fail(4, "mprotect");
+	}
+	fprintf(stderr, "# %zu MiB of zero pages, mapped and measured in %lld ms\n",
+		done >> 20, ue_now_ms() - t0);
+	if (!en_say(c, 'r') || en_hear(c) != 'g')
+		return en_fail(5, "talk to the parent");
+	ms = held_mprotect(region, done, PROT_NONE);
+	if (write(c->out, &ms, sizeof(ms)) != sizeof(ms))
+		return en_fail(6, "tell the parent");
+	if (!ue_wait_bit(word, 4, 0, true))
+		return en_fail(7, "the bit was not set after the lock was free");
+	return 0;
+}
+
+TEST_F_TIMEOUT(en, mmap_lock_held, LONG_TIMEOUT)
+{
+	const char *held = PREFIX "held", *other = PREFIX "other";
+	long long t0, enable_ms, idle = 0, slowest = 0, held_ms = -1;
+	__u32 *word = (__u32 *)self->page;
+	struct pollfd pfd;
+	struct en_child c;
+	int i, rounds = 0;
+
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "other u32 v", word, 4, 0, 0,
+			    NULL));
+	ASSERT_EQ(0, en_child_start(&c, held_child, NULL));
+	ASSERT_EQ('r', en_child_hear(&c));
+	/* For the log: switching the other event while nothing holds a lock */
+	for (i = 0; i < 3; i++) {
+		t0 = ue_now_ms();
+		EN_SWITCH(NULL, other, true, word, 1);
+		EN_SWITCH(NULL, other, false, word, 0);
+		if (ue_now_ms() - t0 > idle)
+			idle = ue_now_ms() - t0;
+	}
+	ASSERT_TRUE(en_child_say(&c, 'g'));
+	/* The child's mprotect() under way */
+	usleep(100 * 1000);
+
+	t0 = ue_now_ms();
+	ASSERT_EQ(0, ue_enable(NULL, held, true));
+	enable_ms = ue_now_ms() - t0;
+
+	pfd.fd = c.from_child;
+	pfd.events = POLLIN;
+	while (poll(&pfd, 1, 0) == 0) {
+		t0 = ue_now_ms();
+		EN_SWITCH(NULL, other, true, word, 1);
+		EN_SWITCH(NULL, other, false, word, 0);
+		if (ue_now_ms() - t0 > slowest)
+			slowest = ue_now_ms() - t0;
+		rounds++;
+	}
+	ASSERT_EQ(sizeof(held_ms), read(c.from_child, &held_ms,
+					sizeof(held_ms)));
+	ue_msg("mmap_lock held %lld ms: enabling its event took %lld ms\n",
+	       held_ms, enable_ms);
+	ue_msg("%d rounds of another event meanwhile, the slowest %lld ms (idle: %lld ms)\n",
+	       rounds, slowest, idle);
+	ASSERT_EQ(0, en_child_finish(&c));
+	ASSERT_EQ(0, ue_enable(NULL, held, false));
+	ASSERT_EQ(0, en_unreg(self->fd, word, 0));
+
+	if (held_ms < HELD_MS / 4)
+		SKIP(return, "the zero pages held mmap_lock %lld ms only",
+		     held_ms);
+	EXPECT_GT(held_ms / 4, enable_ms);
+	EXPECT_GT(held_ms / 2, slowest);
+	EXPECT_LT(0, rounds);
+}
+
+/*
+ * A fork whose copy of an enable bit's registration fails (an allocation
+ * made to fail with fail-nth and failslab) leaves the child fewer
+ * registrations, never a bit set that nothing maintains: every bit the
+ * child finds set, it can unregister.  Each fork fails the n-th
+ * allocation of the forking task, for every n until one fork makes fewer
+ * than n; some of them must fail a copy and succeed.
+ */
+#define FORK_BITS		8
+#define FAILSLAB_DIR		"/sys/kernel/debug/failslab/"
+
+/* The child: how many of its bits it could unregister, or 100 + a bad bit */
+static int fork_fail_child(__u32 *word, int fd)
+{
+	int bit, regs = 0;
+
+	for (bit = 0; bit < FORK_BITS; bit++) {
+		switch (ue_unreg_bit(fd, word, bit)) {
+		case 0:
+			regs++;
+			break;
+		case ENOENT:
+			if (ue_bit(word, 4, bit))
+				return 100 + bit;
+			break;
+		default:
+			return 99;
+		}
+	}
+	return regs;
+}
+
+/* Write @text to the failslab attribute @attr; @old gets its value */
+static int failslab_set(const char *attr, const char *text, char *old,
+			size_t len)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), FAILSLAB_DIR "%s", attr);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd == -1)
+		return errno;
+	n = read(fd, old, len - 1);
+	old[n > 0 ? n : 0] = '\0';
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : EIO;
+}
+
+TEST_F_TIMEOUT(en, fork_copy_fails, LONG_TIMEOUT)
+{
+	const char *name = PREFIX "forkfail";
+	int bit, n, status, nth_fd, fewer = 0, failed = 0, whole = 0;
+	char wait_old[16], verbose_old[16], path[64], text[16];
+	ssize_t len;
+	__u32 *word;
+	int left;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/fail-nth",
+		 (long)syscall(SYS_gettid));
+	nth_fd = open(path, O_RDWR | O_CLOEXEC);
+	if (nth_fd == -1)
+		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
+	if (failslab_set("ignore-gfp-wait", "N", wait_old, sizeof(wait_old))) {
+		close(nth_fd);
+		SKIP(return, "no failslab (CONFIG_FAILSLAB, debugfs)");
+	}
+	/* An injected failure is no incident: keep it out of the log */
+	ASSERT_EQ(0, failslab_set("verbose", "0", verbose_old,
+				  sizeof(verbose_old)));
+
+	word = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, word);
+	for (bit = 0; bit < FORK_BITS; bit++)
+		ASSERT_EQ(0, en_reg(self->fd, PREFIX "forkfail u32 v", word, 4,
+				    bit, 0, NULL));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_EQ((1u << FORK_BITS) - 1, *word);
+
+	for (n = 1; n < 10000; n++) {
+		snprintf(text, sizeof(text), "%d", n);
+		ASSERT_EQ((ssize_t)strlen(text), pwrite(nth_fd, text,
+							strlen(text), 0));
+		pid = fork();
+		if (pid == 0)
+			_exit(fork_fail_child(word, self->fd));
+		/* What is left of the count: the fork made fewer than n */
+		len = pread(nth_fd, text, sizeof(text) - 1, 0);
+		ASSERT_LT(0, len);
+		text[len] = '\0';
+		left = atoi(text);
+		ASSERT_EQ(1, pwrite(nth_fd, "0", 1, 0));
+		if (pid == -1) {
+			failed++;
+			continue;
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		ASSERT_GE(FORK_BITS, WEXITSTATUS(status)) {
+			TH_LOG("fail-nth %d: child's bit %d set, unregistered",
+			       n, WEXITSTATUS(status) - 100);
+		}
+		if (WEXITSTATUS(status) < FORK_BITS)
+			fewer++;
+		else
+			whole++;
+		if (left)
+			break;
+	}
+	ue_msg("%d forks: %d failed, %d lost registrations, %d kept all\n",
+	       n, failed, fewer, whole);
+	ASSERT_EQ(0, failslab_set("verbose", verbose_old, text, sizeof(text)));
+	ASSERT_EQ(0, failslab_set("ignore-gfp-wait", wait_old, text,
+				  sizeof(text)));
+	close(nth_fd);
+	EXPECT_LT(0, fewer);
+	EXPECT_LT(0, whole);
+
+	for (bit = 0; bit < FORK_BITS; bit++)
+		ASSERT_EQ(0, en_unreg(self->fd, word, bit));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	munmap(word, UE_PAGE_SIZE);
+}
+
 TEST_F_TIMEOUT(en, page_untouched, LONG_TIMEOUT)
 {
 	const char *name = PREFIX "fresh";
@@ -2741,6 +3155,61 @@ TEST_F_TIMEOUT(en, user_events_max, LONG_TIMEOUT)
 			    USER_EVENT_REG_PERSIST, NULL));
 	ASSERT_EQ(0, ue_set_max(self->max0));
 	ASSERT_EQ(MAX_DEFAULT, ue_get_max());
+}
+
+/*
+ * An address space registers at most 65536 enable bits: the next one gets
+ * ENOSPC, and its registrations cost the same however many it has (the
+ * 65536th takes as long as the first ones, within a factor of 10).  Not
+ * in a debug kernel, where 65536 registrations take an hour.
+ */
+#define MM_ENABLERS_MAX	65536
+
+TEST_F_TIMEOUT(en, enablers_per_address_space, LONG_TIMEOUT)
+{
+	/* 32 bits of each word, and one word more */
+	size_t len = (MM_ENABLERS_MAX / 32 + 1) * sizeof(__u32);
+	long long t0 = 0, first_ms = 0, last_ms;
+	__u32 *words;
+	int i;
+
+	if (ue_debug_kernel())
+		SKIP(return, "65536 registrations: too slow in a debug kernel");
+	words = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, words);
+
+	for (i = 0; i < MM_ENABLERS_MAX; i++) {
+		if (i == 0 || i == MM_ENABLERS_MAX - 1024)
+			t0 = ue_now_ms();
+		ASSERT_EQ(0, ue_reg_bit(self->fd, PREFIX "many u32 v",
+					&words[i / 32], 4, i % 32, 0, NULL)) {
+			TH_LOG("bit %d", i);
+		}
+		if (i == 1023)
+			first_ms = ue_now_ms() - t0;
+	}
+	last_ms = ue_now_ms() - t0;
+	ue_msg("1024 registrations: %lld ms for the first, %lld ms for the last\n",
+	       first_ms, last_ms);
+	EXPECT_GT(10 * first_ms + 100, last_ms);
+
+	/* One more: ENOSPC, whatever the word and the event */
+	ASSERT_EQ(ENOSPC, ue_reg_bit(self->fd, PREFIX "many u32 v",
+				     &words[MM_ENABLERS_MAX / 32], 4, 0, 0,
+				     NULL));
+	ASSERT_EQ(ENOSPC, ue_reg_bit(self->fd, PREFIX "more u32 v",
+				     &words[MM_ENABLERS_MAX / 32], 4, 0, 0,
+				     NULL));
+	ASSERT_FALSE(ue_event_exists(PREFIX "more"));
+
+	/* Unregistered, all of them; room again */
+	for (i = 0; i < MM_ENABLERS_MAX; i++)
+		ASSERT_EQ(0, ue_unreg_bit(self->fd, &words[i / 32], i % 32));
+	ASSERT_EQ(0, ue_reg_bit(self->fd, PREFIX "many u32 v",
+				&words[MM_ENABLERS_MAX / 32], 4, 0, 0, NULL));
+	ASSERT_EQ(0, ue_unreg_bit(self->fd, &words[MM_ENABLERS_MAX / 32], 0));
+	munmap(words, len);
 }
 
 TEST_F(en, both_layouts_one_fd)

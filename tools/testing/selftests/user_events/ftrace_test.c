@@ -4,8 +4,9 @@
  * buffer for every field type (fixed char arrays recorded as written, NUL
  * or not; dynamic ones must end with their NUL), the errors of
  * write()/writev(), filters and trace instances, lines too long for a
- * page, and tp_printk's copy in the kernel log.  fault_test has the
- * payload pages that must be faulted in.
+ * page, tp_printk's copy in the kernel log, and an eprobe reading a
+ * 3-byte field at the end of a record.  fault_test has the payload pages
+ * that must be faulted in.
  *
  * Records of deleted events: deleting an event (DIAG_IOCSDEL, "!u:NAME")
  * clears no buffer; its records, at the top level or in an instance,
@@ -21,6 +22,9 @@
 
 #define PREFIX "ue_ft_"
 #define INSTANCE "ue_ft_inst"
+/* The eprobe of eprobe_field_size */
+#define EP_GROUP "ue_ft_ep"
+#define EP_NAME "ue_ft_ep3"
 
 /*
  * The tests read back a few records and one of the largest size: make sure
@@ -59,6 +63,7 @@ FIXTURE_TEARDOWN(ft)
 		close(self->fd);
 	if (self->max0 > 0 && ue_get_max() != self->max0)
 		ue_set_max(self->max0);
+	ue_eprobe_remove(EP_GROUP, EP_NAME);
 	ue_instance_remove(INSTANCE);
 	ue_cleanup_events(PREFIX);
 	ue_clear_trace(NULL);
@@ -602,6 +607,35 @@ TEST_F(ft, string_filter)
 
 	UE_ASSERT_TRACE(NULL, PREFIX "sfilt",
 			"tag=yes msg=keep\ntag=yes msg=keep\n");
+}
+
+/*
+ * An eprobe reads a field of any size without the bytes after it: a
+ * 3-byte struct at the end of a record, with more records behind it in
+ * the buffer, is fetched as its 3 bytes.
+ */
+TEST_F(ft, eprobe_field_size)
+{
+	const char *name = PREFIX "ep3";
+	__u8 rec[4] = { 0xff, 1, 2, 3 };
+	struct user_reg reg;
+	char cmd[256];
+
+	ue_eprobe_remove(EP_GROUP, EP_NAME);
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "ep3 u8 a; struct t x 3", &reg));
+	snprintf(cmd, sizeof(cmd), "e:%s/%s %s/%s x=$x:x64", EP_GROUP,
+		 EP_NAME, USER_EVENTS_SYSTEM, name);
+	ASSERT_EQ(0, ue_dyn(cmd));
+	ASSERT_EQ(0, ue_eprobe_enable(EP_GROUP, EP_NAME, true));
+
+	ASSERT_EQ(8, ue_emit(self->fd, reg.write_index, rec, sizeof(rec)));
+	memset(rec, 0xab, sizeof(rec));
+	ASSERT_EQ(8, ue_emit(self->fd, reg.write_index, rec, sizeof(rec)));
+	EXPECT_EQ(0, ue_eprobe_enable(EP_GROUP, EP_NAME, false));
+	UE_ASSERT_TRACE(NULL, EP_NAME,
+			"(" USER_EVENTS_SYSTEM "." PREFIX "ep3) x=0x30201\n"
+			"(" USER_EVENTS_SYSTEM "." PREFIX "ep3) x=0xababab\n");
+	ASSERT_EQ(0, ue_eprobe_remove(EP_GROUP, EP_NAME));
 }
 
 /* A histogram attaches to the event without it being enabled */

@@ -9,13 +9,15 @@
  * after each step.  Both kinds cost the same tracefs directories and
  * files, and the same struct user_event; the fat ones also need, for
  * each further field, its name, its type text, its slot in the field
- * array and in the field descriptions of the format file, and their part
- * of the print fmt.  The test checks that the cgroup paid at least those
+ * array, the tracing core's description of it (format file, filters),
+ * and their part of the print fmt.  The test checks that the cgroup paid at least those
  * bytes for each fat event more than for a thin one, and that deleting
  * the fat events gave at least as much back.
  *
  * Before user_events charged these allocations (GFP_KERNEL_ACCOUNT), a
- * fat event cost its cgroup what a thin one did.
+ * fat event cost its cgroup what a thin one did; before the tracing core
+ * charged its field descriptions (SLAB_ACCOUNT), about half of what it
+ * should.
  *
  * memory.current moves in batches (the per-CPU stock of pre-charged
  * pages, 64 pages): the child runs on one CPU, and K is large enough for
@@ -296,12 +298,13 @@ TEST_F_TIMEOUT(memcg, events_charged, 600)
 	/*
 	 * The least the kernel keeps for each field of a fat event beyond
 	 * the one of a thin event: the name and its NUL, the type text
-	 * "u8" and its NUL, two pointers in the field array (type, name),
-	 * and in the field descriptions two pointers and two ints (size,
-	 * signedness).  The print fmt text comes on top.
+	 * "u8" and its NUL, the field's entry in user_events' array (two
+	 * pointers, four u32), and the tracing core's description of the
+	 * field (struct ftrace_event_field: a list link, two pointers, five
+	 * ints).  The print fmt text comes on top.
 	 */
-	per_field = (NAME_LEN + 1) + 3 + 2 * sizeof(void *) +
-		    2 * sizeof(void *) + 2 * sizeof(int);
+	per_field = (NAME_LEN + 1) + 3 + 2 * sizeof(void *) + 4 * 4 +
+		    4 * sizeof(void *) + 5 * sizeof(int);
 
 	m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -1034,7 +1034,9 @@ TEST_F_TIMEOUT(race, bits_vs_enable, 120)
 /*
  * Unmap, map again, make read-only and writable again, and drop the page
  * that holds a bit while its event is enabled and disabled.  The page of
- * another bit of the event stays: it follows the event all along.
+ * another bit of the event stays: it follows the event all along, written
+ * by the worker of the address space when the change of state finds its
+ * memory map being changed.
  */
 
 #define UM		PREFIX "um"
@@ -1056,7 +1058,7 @@ static void *um_toggle_thread(void *data)
 		ret = ue_enable(NULL, UM, on);
 		if (ret)
 			ue_fail(&u->r->errs, "toggle: %s", strerror(ret));
-		else if (ue_bit(u->steady, 4, 7) != on)
+		else if (!ue_wait_bit(u->steady, 4, 7, on))
 			ue_fail(&u->r->errs, "%s, the steady bit is %d",
 				on ? "enabled" : "disabled", !on);
 		u->toggles++;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * user_events registration: DIAG_IOCSREG indexes and errors, DIAG_IOCSDEL,
- * references held by open files, the 4095 events limit, and registrations
- * whose answer cannot be stored (they must leave nothing behind).
+ * references held by open files, the 4095 events limit, registrations
+ * whose answer cannot be stored (they must leave nothing behind), and a
+ * registration that waits, killable, for another one of its file that a
+ * page fault holds up.
  */
 #include "user_events_selftests.h"
 
@@ -692,6 +694,125 @@ TEST_F_TIMEOUT(rollback, failed_store, 300)
 	       rolled, uncounted ? " (some not counted)" : "");
 	if (!rolled && !uncounted)
 		SKIP(return, "no registration failed after registering: race not hit");
+}
+
+/*
+ * A registration holds its file's registration lock while it stores its
+ * answer, which may fault.  Another process sharing the file waits for
+ * the lock, killable: a fault that never ends must not leave it unkillable
+ * (in D state) too.  The fault is one of a userfaultfd the test serves:
+ * the registration's struct is on one page, its command on the next.  The
+ * registration stops first at the missing command, before it takes the
+ * lock; meanwhile the struct's page is dropped, so that storing the answer
+ * under the lock faults and stops again.
+ */
+struct lock_holder {
+	int fd;
+	struct user_reg *reg;
+	int ret;
+};
+
+static void *hold_reg_lock(void *arg)
+{
+	struct lock_holder *h = arg;
+
+	h->ret = ue_ioctl(h->fd, DIAG_IOCSREG, h->reg);
+	return NULL;
+}
+
+/* Has child @pid exited, within @ms? */
+static bool reaped_within(pid_t pid, int ms)
+{
+	long long end = ue_now_ms() + ms;
+
+	do {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return true;
+		usleep(10000);
+	} while (ue_now_ms() < end);
+
+	return false;
+}
+
+TEST_F_TIMEOUT(reg, killable_behind_fault, 120)
+{
+	struct uffdio_zeropage zero;
+	static char page[UE_PAGE_SIZE];
+	struct lock_holder holder;
+	struct user_reg *reg;
+	char *cmd_page, *reg_page;
+	int uffd, go[2];
+	pthread_t thread;
+	pid_t child;
+
+	uffd = ue_uffd_open();
+	if (uffd == -1)
+		SKIP(return, "no userfaultfd: %s", strerror(errno));
+
+	cmd_page = mmap(NULL, 2 * UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, cmd_page);
+	reg_page = cmd_page + UE_PAGE_SIZE;
+	ASSERT_EQ(0, ue_uffd_register(uffd, cmd_page, 2 * UE_PAGE_SIZE));
+
+	/* The struct is there, its command not yet */
+	reg = (struct user_reg *)page;
+	reg->size = sizeof(*reg);
+	reg->name_args = (__u64)(uintptr_t)cmd_page;
+	ASSERT_EQ(0, ue_uffd_copy(uffd, reg_page, page));
+	reg = (struct user_reg *)reg_page;
+
+	/* A child sharing the file registers when told to */
+	ASSERT_EQ(0, pipe(go));
+	child = fork();
+	ASSERT_NE(-1, child);
+	if (!child) {
+		struct user_reg creg;
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		ue_reg(self->fd, PREFIX "lock_b u32 v", &creg);
+		_exit(0);
+	}
+	close(go[0]);
+
+	/* The registration stops at its command; its struct goes away */
+	holder.fd = self->fd;
+	holder.reg = reg;
+	ASSERT_EQ(0, pthread_create(&thread, NULL, hold_reg_lock, &holder));
+	ASSERT_EQ((unsigned long)cmd_page, ue_uffd_next_fault(uffd, 10000));
+	ASSERT_EQ(0, madvise(reg_page, UE_PAGE_SIZE, MADV_DONTNEED));
+	memset(page, 0, sizeof(page));
+	strcpy(page, PREFIX "lock_a u32 v");
+	ASSERT_EQ(0, ue_uffd_copy(uffd, cmd_page, page));
+
+	/* It stops again storing its answer, with the lock held */
+	ASSERT_EQ((unsigned long)reg_page, ue_uffd_next_fault(uffd, 10000));
+
+	/* The child waits for the lock, and dies when killed */
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	usleep(300000);
+	ASSERT_EQ(0, kill(child, SIGKILL));
+	EXPECT_TRUE(reaped_within(child, 2000));
+
+	/* The fault served, the registration completes */
+	zero.range.start = (unsigned long)reg_page;
+	zero.range.len = UE_PAGE_SIZE;
+	zero.mode = 0;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_ZEROPAGE, &zero));
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+	ASSERT_EQ(0, holder.ret);
+	ASSERT_EQ(0, reg->write_index);
+	ASSERT_LT(0, reg->status_index);
+	ASSERT_TRUE(ue_event_exists(PREFIX "lock_a"));
+
+	/* Not killed in time: it is reaped once the lock is free */
+	waitpid(child, NULL, 0);
+	close(go[1]);
+	munmap(cmd_page, 2 * UE_PAGE_SIZE);
+	close(uffd);
 }
 
 TEST_HARNESS_MAIN

@@ -13,7 +13,9 @@
  * the same write() and disabled check for an event registered with an
  * enable bit (the registration layout of Linux 6.4+); the time ftrace
  * takes to enable and disable an event that 1, 100 or 1000 processes
- * registered, with an enable bit each or with the status page.
+ * registered, with an enable bit each or with the status page; and a
+ * process with 32768 enable bits: registering them, its fork()+exit, and
+ * enabling an unrelated event meanwhile.
  *
  * Under TCG, switching a tracer on or off patches kernel text, which QEMU
  * pays for by retranslating.  So each phase switches the tracer state once,
@@ -78,6 +80,12 @@
 /* The events of the enable phase: registered by enable bit or status page */
 #define EVENT_EN_BIT		"ue_bench_en_bit"
 #define EVENT_EN_STATUS		"ue_bench_en_status"
+/* The event of the bits phase, with BITS_MAX enable bits in one process */
+#define EVENT_BITS		"ue_bench_bits"
+#define BITS_MAX		32768
+/* Registrations timed around each n of the bits phase, and forks at most */
+#define BITS_AT			9
+#define BITS_FORKS		50
 #define PROCS_DEFAULT		1000
 #define PROCS_MAX		4000
 /* How long a registering process's bit may take to follow a switch */
@@ -164,6 +172,7 @@ static struct {
 	double speedup_two_events;
 	int reg_lo, reg_hi;
 	double reg_lo_ns, reg_hi_ns;
+	double bits_busy_x;
 } res;
 
 struct row {
@@ -1735,6 +1744,165 @@ static void phase_enable(void)
 	en_teardown();
 }
 
+/* --- many enable bits in one address space ------------------------------ */
+
+/* What the process with the bits measured, shared with the parent */
+struct bits_shared {
+	double reg_ns[BITS_MAX];
+	double fork_ns[BITS_FORKS];
+	int forks;
+	int ready;	/* registered: the parent measures the idle switch */
+	int go;		/* measured: fork away */
+	int stop;	/* enough: exit */
+};
+
+/*
+ * The process with the bits, on the other CPU: registers BITS_MAX bits of
+ * EVENT_BITS, timing each registration, then forks children that exit at
+ * once, timing each fork() and its waitpid(); 0 or errno
+ */
+static int bits_child(struct bits_shared *sh)
+{
+	static __u32 words[BITS_MAX / 32];
+	char cmd[128];
+	double t;
+	int fd, i, idx;
+	pid_t pid;
+
+	pin_to_cpu(1);
+	fd = open(tpath("user_events_data"), O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	snprintf(cmd, sizeof(cmd), "%s%s", EVENT_BITS, EVENT_FIELDS);
+	for (i = 0; i < BITS_MAX; i++) {
+		t = now_ns();
+		idx = ue_bit_register(fd, cmd, &words[i / 32], i % 32);
+		sh->reg_ns[i] = now_ns() - t;
+		if (idx < 0)
+			return -idx;
+	}
+	__atomic_store_n(&sh->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE) &&
+	       sh->forks < BITS_FORKS) {
+		t = now_ns();
+		pid = fork();
+		if (!pid)
+			_exit(0);
+		if (pid < 0)
+			return errno;
+		waitpid(pid, NULL, 0);
+		sh->fork_ns[sh->forks] = now_ns() - t;
+		__atomic_add_fetch(&sh->forks, 1, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+/* Median time of enabling then disabling EVENT_B, @n times, in ns */
+static double unrelated_switch_ns(int n)
+{
+	bool was = enabled_b;
+	double v[MAX_ROUNDS], t;
+	int i;
+
+	if (was)
+		ftrace_enable(EVENT_B, false);
+	for (i = 0; i < n; i++) {
+		t = now_ns();
+		ftrace_enable(EVENT_B, true);
+		ftrace_enable(EVENT_B, false);
+		v[i] = now_ns() - t;
+		usleep(EN_PAUSE_US);
+	}
+	if (was)
+		ftrace_enable(EVENT_B, true);
+	return median(v, n);
+}
+
+/*
+ * A process registers BITS_MAX enable bits of one event: the n-th
+ * registration for n = 1, 1000 and BITS_MAX (the median of BITS_AT around
+ * it); then it forks children that exit at once, and meanwhile this
+ * process times enabling and disabling an unrelated event, against the
+ * same before the forks.
+ */
+static void phase_bits(void)
+{
+	static const int at[3] = { 1, 1000, BITS_MAX };
+	double idle_ns, busy_ns, ns, first_ns = 0;
+	struct bits_shared *sh;
+	struct row *row;
+	int i, from, status, bfd;
+	char name[96];
+	pid_t pid;
+
+	if (!bit_abi) {
+		say("phase bits: no enable bit layout, skipped");
+		return;
+	}
+	say("phase bits: %d enable bits in one process; its fork()+exit, and enabling %s meanwhile",
+	    BITS_MAX, EVENT_B);
+	/* The unrelated event */
+	bfd = ue_open_reg(EVENT_B);
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		die("mmap");
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid)
+		_exit(bits_child(sh));
+	while (!__atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE)) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			errno = WIFEXITED(status) ? WEXITSTATUS(status) : EINTR;
+			die("the process with %d bits", BITS_MAX);
+		}
+		usleep(10000);
+	}
+
+	idle_ns = unrelated_switch_ns(cfg.rounds);
+	__atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&sh->forks, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	busy_ns = unrelated_switch_ns(cfg.rounds);
+	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status)) {
+		errno = WIFEXITED(status) ? WEXITSTATUS(status) : EINTR;
+		die("the process with %d bits", BITS_MAX);
+	}
+
+	for (i = 0; i < 3; i++) {
+		from = at[i] - 1 + BITS_AT > BITS_MAX ? BITS_MAX - BITS_AT :
+							at[i] - 1;
+		ns = median(sh->reg_ns + from, BITS_AT);
+		if (!i)
+			first_ns = ns;
+		snprintf(name, sizeof(name), "register the %dth enable bit (ioctl)",
+			 at[i]);
+		row = add_row("bits", name, -1, ns, ns / res.null_ns[0]);
+		if (i)
+			note(row, "%.2fx the 1st", ns / first_ns);
+	}
+	ns = median(sh->fork_ns, sh->forks);
+	snprintf(name, sizeof(name), "fork()+exit of a process with %d bits",
+		 BITS_MAX);
+	row = add_row("bits", name, -1, ns, ns / res.null_ns[0]);
+	note(row, "median of %d", sh->forks);
+	row = add_row("bits", "enable+disable an unrelated event, idle", -1,
+		      idle_ns, idle_ns / res.null_ns[0]);
+	row = add_row("bits", "the same during the fork()+exit loop", -1,
+		      busy_ns, busy_ns / res.null_ns[0]);
+	note(row, "%.2fx idle", busy_ns / idle_ns);
+	res.bits_busy_x = busy_ns / idle_ns;
+	munmap(sh, sizeof(*sh));
+	close(bfd);
+	ue_delete(EVENT_B);
+}
+
 static void add_targets(void)
 {
 	char what[80];
@@ -1774,6 +1942,8 @@ static void add_targets(void)
 		 res.reg_hi ? res.reg_hi : 4000);
 	target(what, res.reg_hi_ns > 0 && res.reg_lo_ns > 0 ?
 	       res.reg_hi_ns / res.reg_lo_ns : -1, 2.0, true, "x");
+	target("enabling an event during fork()+exit of 32768 bits, x idle",
+	       res.bits_busy_x > 0 ? res.bits_busy_x : -1, 2.0, true, "x");
 }
 
 /* --- setup and main ----------------------------------------------------- */
@@ -1831,7 +2001,7 @@ static void usage(FILE *f)
 		"  -N  most processes registering one event, at most %d\n"
 		"      (UE_BENCH_PROCS, default %d; phase enable: 1, 100, 1000, N)\n"
 		"  -p  phases, comma-separated (UE_BENCH_PHASES, default all):\n"
-		"      idle,ftrace,threads,events,perf,perfrec,bpf,uprobe,enable\n",
+		"      idle,ftrace,threads,events,perf,perfrec,bpf,uprobe,enable,bits\n",
 		cfg.rounds, cfg.ms, cfg.warmup_ms, cfg.events, PROCS_MAX,
 		cfg.procs);
 }
@@ -1981,6 +2151,8 @@ int main(int argc, char **argv)
 		phase_uprobe();
 	if (want("enable"))
 		phase_enable();
+	if (want("bits"))
+		phase_bits();
 
 	add_targets();
 	print_table();

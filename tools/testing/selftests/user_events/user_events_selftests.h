@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -29,6 +30,7 @@
 
 #include <linux/perf_event.h>
 #include <linux/user_events.h>
+#include <linux/userfaultfd.h>
 
 #include "../kselftest_harness.h"
 
@@ -390,6 +392,63 @@ static inline int ue_set_max(long max)
 }
 
 /*
+ * userfaultfd: pages whose faults a test serves when it wants, or never.
+ * Faults of the kernel on them (not only of user mode) go to the test.
+ */
+static inline int ue_uffd_open(void)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	/* poll() of a blocking userfaultfd always says POLLERR */
+	int uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+	if (uffd == -1)
+		return -1;
+	if (ioctl(uffd, UFFDIO_API, &api)) {
+		close(uffd);
+		return -1;
+	}
+
+	return uffd;
+}
+
+/* Have @uffd handle the missing pages of [@addr, @addr + @len); 0 or -1 */
+static inline int ue_uffd_register(int uffd, void *addr, size_t len)
+{
+	struct uffdio_register reg = {
+		.range = { .start = (unsigned long)addr, .len = len },
+		.mode = UFFDIO_REGISTER_MODE_MISSING,
+	};
+
+	return ioctl(uffd, UFFDIO_REGISTER, &reg);
+}
+
+/* The page of the next fault of @uffd, within @ms; 0 if none came */
+static inline unsigned long ue_uffd_next_fault(int uffd, int ms)
+{
+	struct pollfd pfd = { .fd = uffd, .events = POLLIN };
+	struct uffd_msg msg;
+
+	if (poll(&pfd, 1, ms) != 1 || !(pfd.revents & POLLIN) ||
+	    read(uffd, &msg, sizeof(msg)) != sizeof(msg) ||
+	    msg.event != UFFD_EVENT_PAGEFAULT)
+		return 0;
+
+	return msg.arg.pagefault.address & ~(unsigned long)(UE_PAGE_SIZE - 1);
+}
+
+/* Fill the missing page @dst of @uffd with a copy of the page @src */
+static inline int ue_uffd_copy(int uffd, void *dst, const void *src)
+{
+	struct uffdio_copy copy = {
+		.dst = (unsigned long)dst,
+		.src = (unsigned long)src,
+		.len = UE_PAGE_SIZE,
+	};
+
+	return ioctl(uffd, UFFDIO_COPY, &copy);
+}
+
+/*
  * The text after "NAME: " of every line event @name left in the trace
  * buffer, one per line, oldest first: "a=1 b=2\na=3 b=4\n".  An empty
  * string when there is none, NULL when the trace cannot be read.
@@ -447,7 +506,7 @@ static inline char *ue_trace_collect(const char *instance, const char *name)
 #define UE_ASSERT_TRACE(instance, name, want) do {			\
 	char *__got = ue_trace_collect(instance, name);			\
 									\
-	ASSERT_NE(NULL, __got);						\
+	ASSERT_TRUE(!!__got);						\
 	ASSERT_STREQ(want, __got);					\
 	free(__got);							\
 } while (0)

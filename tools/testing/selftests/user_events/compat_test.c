@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A 32-bit program on a 64-bit kernel (built with -m32): its ioctl numbers
+ * carry 4-byte pointers, and its struct user_reg of the status page layout
+ * is 20 bytes long (a __u64 is 4-byte aligned on i386).  Both layouts must
+ * work as they do for 64-bit programs: status byte and write index of the
+ * status page layout, enable bits in 4-byte values (8-byte ones are
+ * refused: EINVAL), DIAG_IOCSUNREG, DIAG_IOCSDEL, writes read back from
+ * the trace buffer, and the EBADF of an enable bit's write index while
+ * nothing is attached.
+ *
+ * Built as a 64-bit program, it skips: there is nothing of its own to
+ * test.
+ */
+#define USER_EVENTS_ENABLE_BIT_ABI
+#include "user_events_selftests.h"
+
+#include <stddef.h>
+
+#define PREFIX		"ue_compat_"
+#define EV_STATUS	PREFIX "status"
+#define EV_BIT		PREFIX "bit"
+#define EV_BIT64	PREFIX "bit64"
+
+/* A 64-bit build has nothing to test: the 32-bit one does */
+#define BUILT_64BIT	(sizeof(void *) != 4)
+
+TEST(abi_numbers)
+{
+	if (BUILT_64BIT)
+		SKIP(return, "a 64-bit build: the 32-bit one tests");
+
+	/* The pointer size is part of the numbers */
+	ASSERT_EQ(0xc0042a00, (unsigned int)DIAG_IOCSREG);
+	ASSERT_EQ(0x40042a01, (unsigned int)DIAG_IOCSDEL);
+	ASSERT_EQ(0x40042a02, (unsigned int)DIAG_IOCSUNREG);
+
+	/* The status page layout as i386 lays it out */
+	ASSERT_EQ(20, sizeof(struct ue_status_reg));
+	ASSERT_EQ(4, offsetof(struct ue_status_reg, name_args));
+	ASSERT_EQ(12, offsetof(struct ue_status_reg, status_index));
+	ASSERT_EQ(16, offsetof(struct ue_status_reg, write_index));
+
+	/* The enable bit layout is packed: the same as on 64-bit */
+	ASSERT_EQ(28, sizeof(struct user_reg));
+	ASSERT_EQ(16, sizeof(struct user_unreg));
+}
+
+FIXTURE(compat) {
+	int fd;
+	int status_fd;
+	__u8 *status;
+	__u32 word;
+	__u64 word64;
+};
+
+FIXTURE_SETUP(compat)
+{
+	UE_SKIP_IF_UNAVAILABLE();
+	if (BUILT_64BIT)
+		SKIP(return, "a 64-bit build: the 32-bit one tests");
+
+	ue_cleanup_events(PREFIX);
+	self->fd = ue_open_data();
+	ASSERT_NE(-1, self->fd);
+	ASSERT_EQ(0, ue_open_status_page(&self->status_fd, &self->status));
+	ASSERT_EQ(0, ue_clear_trace(NULL));
+	self->word = 0;
+	self->word64 = 0;
+}
+
+FIXTURE_TEARDOWN(compat)
+{
+	if (sizeof(void *) != 4)
+		return;
+	ue_unreg_bit(self->fd, &self->word, 31);
+	ue_close_status_page(self->status_fd, self->status);
+	close(self->fd);
+	ue_cleanup_events(PREFIX);
+	ue_clear_trace(NULL);
+}
+
+/* The status page layout: its outputs land at i386's offsets */
+TEST_F(compat, status_page_layout)
+{
+	struct ue_status_reg reg;
+	__u32 v = 7;
+	int fd;
+
+	ASSERT_EQ(0, ue_reg(self->fd, EV_STATUS " u32 v", &reg));
+	ASSERT_LT(0, reg.status_index);
+	ASSERT_GT(UE_STATUS_EVENTS + 1, reg.status_index);
+	ASSERT_EQ(0, reg.write_index);
+	ASSERT_EQ(0, self->status[reg.status_index]);
+
+	/* Idle: a status page write index succeeds and records nothing */
+	ASSERT_EQ(8, ue_emit(self->fd, reg.write_index, &v, sizeof(v)));
+
+	ASSERT_EQ(0, ue_enable(NULL, EV_STATUS, true));
+	ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[reg.status_index]);
+	v = 8;
+	ASSERT_EQ(8, ue_emit(self->fd, reg.write_index, &v, sizeof(v)));
+	ASSERT_EQ(0, ue_enable(NULL, EV_STATUS, false));
+	ASSERT_EQ(0, self->status[reg.status_index]);
+	UE_ASSERT_TRACE(NULL, EV_STATUS, "v=8\n");
+
+	/* DIAG_IOCSDEL: busy while this fd holds it, then deleted */
+	ASSERT_EQ(EBUSY, ue_ioctl(self->fd, DIAG_IOCSDEL, EV_STATUS));
+	fd = ue_open_data();
+	ASSERT_NE(-1, fd);
+	close(self->fd);
+	self->fd = fd;
+	ASSERT_EQ(0, ue_ioctl(self->fd, DIAG_IOCSDEL, EV_STATUS));
+	ASSERT_FALSE(ue_event_exists(EV_STATUS));
+}
+
+/* The enable bit layout, with a 4-byte value */
+TEST_F(compat, enable_bit_u32)
+{
+	__u32 idx = ~0U, v = 5;
+
+	self->word = 0x1234;
+	ASSERT_EQ(0, ue_reg_bit(self->fd, EV_BIT " u32 v", &self->word, 4, 31,
+				0, &idx));
+	ASSERT_EQ(0, idx);
+	ASSERT_EQ(0x1234, self->word);
+
+	/* Idle: an enable bit's write index gets EBADF */
+	ASSERT_EQ(-EBADF, ue_emit(self->fd, idx, &v, sizeof(v)));
+
+	ASSERT_EQ(0, ue_enable(NULL, EV_BIT, true));
+	ASSERT_EQ(0x80001234, self->word);
+	ASSERT_EQ(8, ue_emit(self->fd, idx, &v, sizeof(v)));
+	ASSERT_EQ(0, ue_enable(NULL, EV_BIT, false));
+	ASSERT_EQ(0x1234, self->word);
+	UE_ASSERT_TRACE(NULL, EV_BIT, "v=5\n");
+
+	/* Removed, and the bit follows the event no more */
+	ASSERT_EQ(0, ue_unreg_bit(self->fd, &self->word, 31));
+	ASSERT_EQ(ENOENT, ue_unreg_bit(self->fd, &self->word, 31));
+	ASSERT_EQ(0, ue_enable(NULL, EV_BIT, true));
+	ASSERT_EQ(0x1234, self->word);
+	ASSERT_EQ(0, ue_enable(NULL, EV_BIT, false));
+}
+
+/* No 8-byte values for a 32-bit program */
+TEST_F(compat, enable_bit_u64_refused)
+{
+	ASSERT_EQ(EINVAL, ue_reg_bit(self->fd, EV_BIT64 " u32 v",
+				     &self->word64, 8, 0, 0, NULL));
+	ASSERT_FALSE(ue_event_exists(EV_BIT64));
+}
+
+/* Both layouts on one fd, for one event: one write index */
+TEST_F(compat, both_layouts)
+{
+	struct ue_status_reg reg;
+	__u32 idx = ~0U;
+
+	ASSERT_EQ(0, ue_reg_bit(self->fd, EV_BIT " u32 v", &self->word, 4, 31,
+				0, &idx));
+	ASSERT_EQ(0, ue_reg(self->fd, EV_BIT " u32 v", &reg));
+	ASSERT_EQ(idx, reg.write_index);
+	ASSERT_EQ(0, ue_enable(NULL, EV_BIT, true));
+	ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[reg.status_index]);
+	ASSERT_EQ(0x80000000, self->word);
+	ASSERT_EQ(0, ue_enable(NULL, EV_BIT, false));
+	ASSERT_EQ(0, self->word);
+}
+
+TEST_HARNESS_MAIN
