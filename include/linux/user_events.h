@@ -14,20 +14,39 @@
 #include <uapi/linux/user_events.h>
 
 struct mm_struct;
+struct user_event_mm;
 
 #ifdef CONFIG_USER_EVENTS
 /* Enabled once a program registered an enable bit: the hooks cost nothing before */
 DECLARE_STATIC_KEY_FALSE(user_events_mm_used);
 
-void __user_events_fork_mm(struct mm_struct *oldmm, struct mm_struct *mm);
+struct user_event_mm *__user_events_fork_begin(struct mm_struct *oldmm);
+void __user_events_fork_end(struct user_event_mm *old, struct mm_struct *oldmm,
+			    struct mm_struct *mm);
 void __user_events_exit_mm(struct mm_struct *mm);
 
-/* dup_mm(): @mm, the copy of @oldmm, gets copies of its registrations */
-static inline void user_events_fork_mm(struct mm_struct *oldmm,
-				       struct mm_struct *mm)
+/*
+ * dup_mm(), before dup_mmap(): a fork of @oldmm begins; what it returns
+ * goes to user_events_fork_end()
+ */
+static inline struct user_event_mm *
+user_events_fork_begin(struct mm_struct *oldmm)
 {
 	if (static_branch_unlikely(&user_events_mm_used))
-		__user_events_fork_mm(oldmm, mm);
+		return __user_events_fork_begin(oldmm);
+	return NULL;
+}
+
+/*
+ * dup_mm(), after dup_mmap(): @mm, the copy of @oldmm, gets copies of its
+ * registrations; @mm is NULL if dup_mmap() failed
+ */
+static inline void user_events_fork_end(struct user_event_mm *old,
+					struct mm_struct *oldmm,
+					struct mm_struct *mm)
+{
+	if (static_branch_unlikely(&user_events_mm_used))
+		__user_events_fork_end(old, oldmm, mm);
 }
 
 /* exit_mmap(): the registrations of @mm go with it */
@@ -37,8 +56,15 @@ static inline void user_events_exit_mm(struct mm_struct *mm)
 		__user_events_exit_mm(mm);
 }
 #else
-static inline void user_events_fork_mm(struct mm_struct *oldmm,
-				       struct mm_struct *mm)
+static inline struct user_event_mm *
+user_events_fork_begin(struct mm_struct *oldmm)
+{
+	return NULL;
+}
+
+static inline void user_events_fork_end(struct user_event_mm *old,
+					struct mm_struct *oldmm,
+					struct mm_struct *mm)
 {
 }
 

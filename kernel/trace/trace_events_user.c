@@ -274,29 +274,32 @@ struct user_event_write {
  * @mm: the address space, mmgrab()ed
  * @refcnt: one while the address space lives, one while @work is queued
  * @lock: the enablers of the address space: @enablers, @table,
- *	@nr_enablers.  Held across waits for this address space's
+ *	@nr_enablers, @forks.  Held across waits for this address space's
  *	mmap_lock only, never across a fault, so that it can hold up its
  *	own tasks alone.
  * @enablers: its enablers
  * @table: its enablers by address and bit
- * @nr_enablers: number of @enablers
+ * @nr_enablers: number of @enablers, but for the unregistered ones
  * @pending_lock: protects @pending, innermost
  * @pending: the enablers whose bit @work must write: their page was not
  *	present, or the mmap_lock was not free
  * @work: writes the bits of @pending, faulting their pages in
+ * @forks: forks of the address space under way, see
+ *	__user_events_fork_begin()
  * @rcu: frees it after lockless lookups
  */
 struct user_event_mm {
 	struct hlist_node node;
 	struct mm_struct *mm;
 	refcount_t refcnt;
-	struct mutex lock;		/* protects enablers, table */
+	struct mutex lock;		/* protects enablers, table, forks */
 	struct list_head enablers;
 	struct rhashtable table;
 	int nr_enablers;
 	spinlock_t pending_lock;	/* protects pending */
 	struct list_head pending;
 	struct work_struct work;
+	int forks;
 	struct rcu_head rcu;
 };
 
@@ -312,8 +315,13 @@ struct user_event_mm {
  * @addr: user address of the value that holds the bit
  * @size: size of that value: 4 or 8
  * @bit: the bit, counted from the value's least significant bit
- * @dead: removed: neither the bit nor @user may be touched any more; set
- *	under the locks of both @umm and @user
+ * @dead: detached from @user: no change of its state writes the bit any
+ *	more, and @user may not be touched but to drop the reference; set
+ *	under the locks of both @umm and @user.  Until it is removed from
+ *	@umm too, an unregistration is clearing the bit.
+ * @unregistered: dead, unregistered (its bit cleared if it could be), its
+ *	event reference dropped, and kept in @umm for the forks under way,
+ *	see user_event_mm_reap()
  * @refcnt: one for the lists, one while pending, one while a registration
  *	or the worker writes the bit
  */
@@ -329,6 +337,7 @@ struct user_event_enabler {
 	u8 size;
 	u8 bit;
 	bool dead;
+	bool unregistered;
 	refcount_t refcnt;
 };
 
@@ -1182,24 +1191,26 @@ static unsigned long user_bit_word(unsigned long addr, int size, int bit,
 	return addr - offset;
 }
 
-/*
- * Has bit @nr of the long at @uaddr of @mm, whose mmap_lock the caller
- * holds, the value @set?  False if its page is not present.
- */
-static bool user_bit_is(struct mm_struct *mm, unsigned long uaddr, int nr,
-			bool set)
+/* The page at @uaddr of @mm, whose mmap_lock the caller holds, if present */
+static struct page *user_page_present(struct mm_struct *mm,
+				      unsigned long uaddr)
 {
 	struct page *page;
-	bool ret = false;
-	void *kaddr;
 
 	if (get_user_pages_remote(mm, uaddr, 1, FOLL_NOFAULT, &page, NULL,
-				  NULL) == 1) {
-		kaddr = kmap_local_page(page) + offset_in_page(uaddr);
-		ret = test_bit(nr, kaddr) == set;
-		kunmap_local(kaddr);
-		put_page(page);
-	}
+				  NULL) != 1)
+		return NULL;
+	return page;
+}
+
+/* Has bit @nr of the long at @uaddr, in @page, the value @set? */
+static bool user_page_bit_is(struct page *page, unsigned long uaddr, int nr,
+			     bool set)
+{
+	void *kaddr = kmap_local_page(page) + offset_in_page(uaddr);
+	bool ret = test_bit(nr, kaddr) == set;
+
+	kunmap_local(kaddr);
 	return ret;
 }
 
@@ -1274,8 +1285,13 @@ static int user_bit_write(struct mm_struct *mm, unsigned long addr, int size,
 		set_page_dirty(page);
 		unlock_page(page);
 		put_page(page);
-	} else if (!user_bit_is(mm, uaddr, nr, set)) {
-		ret = -EFAULT;
+	} else {
+		/* A bit that has its value already needs no write */
+		page = user_page_present(mm, uaddr);
+		if (!page || !user_page_bit_is(page, uaddr, nr, set))
+			ret = -EFAULT;
+		if (page)
+			put_page(page);
 	}
 	mmap_read_unlock(mm);
 	return ret;
@@ -1552,6 +1568,56 @@ user_enabler_find(struct user_event_mm *umm, unsigned long addr, int bit)
 	return e;
 }
 
+static void user_event_put(struct user_event *user);
+
+/* Stop maintaining @e's bit: no change of the event's state writes it */
+static void user_enabler_detach(struct user_event_enabler *e)
+{
+	struct user_event_mm *umm = e->umm;
+
+	lockdep_assert_held(&umm->lock);
+
+	if (e->dead)
+		return;
+	mutex_lock(&e->user->enablers_lock);
+	e->dead = true;
+	list_del(&e->event_link);
+	mutex_unlock(&e->user->enablers_lock);
+
+	spin_lock(&umm->pending_lock);
+	if (!list_empty(&e->pending_link)) {
+		list_del_init(&e->pending_link);
+		user_enabler_put(e);
+	}
+	spin_unlock(&umm->pending_lock);
+}
+
+/*
+ * Drop the event reference of @e, detached, and its place in the bound of
+ * its address space
+ */
+static void user_enabler_release(struct user_event_enabler *e)
+{
+	e->umm->nr_enablers--;
+	user_event_put(e->user);
+	e->user = NULL;
+}
+
+/* Detach @e, take it out of its address space, drop its event reference */
+static void user_enabler_remove(struct user_event_enabler *e)
+{
+	struct user_event_mm *umm = e->umm;
+
+	lockdep_assert_held(&umm->lock);
+
+	user_enabler_detach(e);
+	rhashtable_remove_fast(&umm->table, &e->node, user_enabler_params);
+	list_del(&e->mm_link);
+	if (!e->unregistered)
+		user_enabler_release(e);
+	user_enabler_put(e);
+}
+
 /**
  * user_enabler_add - a new enabler of an event in an address space
  * @user: the event, which the caller holds a reference to
@@ -1563,14 +1629,14 @@ user_enabler_find(struct user_event_mm *umm, unsigned long addr, int bit)
  * The enabler takes a reference to the event.  Its bit is not written.
  *
  * Return: the enabler, or ERR_PTR() of -EADDRINUSE if @umm has one at
- * @addr and @bit already, of -ENOSPC if it has USER_EVENT_MM_ENABLERS_MAX
- * enablers, or of -ENOMEM.
+ * @addr and @bit already (also while it is being unregistered), of
+ * -ENOSPC if it has USER_EVENT_MM_ENABLERS_MAX enablers, or of -ENOMEM.
  */
 static struct user_event_enabler *
 user_enabler_add(struct user_event *user, struct user_event_mm *umm,
 		 unsigned long addr, int size, int bit)
 {
-	struct user_event_enabler *e;
+	struct user_event_enabler *e, *old;
 	int ret;
 
 	lockdep_assert_held(&umm->lock);
@@ -1590,8 +1656,20 @@ user_enabler_add(struct user_event *user, struct user_event_mm *umm,
 	refcount_set(&e->refcnt, 1);
 	INIT_LIST_HEAD(&e->pending_link);
 
-	ret = rhashtable_lookup_insert_fast(&umm->table, &e->node,
-					    user_enabler_params);
+	/*
+	 * One unregistered, kept for the forks under way only, makes room;
+	 * replacing it cannot fail, so a fork copies either of the two.
+	 */
+	old = user_enabler_find(umm, addr, bit);
+	if (old && old->unregistered) {
+		ret = rhashtable_replace_fast(&umm->table, &old->node,
+					      &e->node, user_enabler_params);
+		list_del(&old->mm_link);
+		user_enabler_put(old);
+	} else {
+		ret = rhashtable_lookup_insert_fast(&umm->table, &e->node,
+						    user_enabler_params);
+	}
 	if (ret) {
 		kfree(e);
 		return ERR_PTR(ret == -EEXIST ? -EADDRINUSE : -ENOMEM);
@@ -1604,35 +1682,6 @@ user_enabler_add(struct user_event *user, struct user_event_mm *umm,
 	list_add_tail(&e->event_link, &user->enablers);
 	mutex_unlock(&user->enablers_lock);
 	return e;
-}
-
-static void user_event_put(struct user_event *user);
-
-/* Stop maintaining @e's bit, and drop its reference to the event */
-static void user_enabler_remove(struct user_event_enabler *e)
-{
-	struct user_event_mm *umm = e->umm;
-
-	lockdep_assert_held(&umm->lock);
-
-	mutex_lock(&e->user->enablers_lock);
-	e->dead = true;
-	list_del(&e->event_link);
-	mutex_unlock(&e->user->enablers_lock);
-
-	rhashtable_remove_fast(&umm->table, &e->node, user_enabler_params);
-	list_del(&e->mm_link);
-	umm->nr_enablers--;
-
-	spin_lock(&umm->pending_lock);
-	if (!list_empty(&e->pending_link)) {
-		list_del_init(&e->pending_link);
-		user_enabler_put(e);
-	}
-	spin_unlock(&umm->pending_lock);
-
-	user_event_put(e->user);
-	user_enabler_put(e);
 }
 
 /*
@@ -1649,65 +1698,81 @@ struct user_bit_page {
 static bool user_bit_page_is(struct user_bit_page *bp, unsigned long uaddr,
 			     int nr, bool set)
 {
-	void *kaddr;
-	bool ret;
-
 	if (bp->addr != (uaddr & PAGE_MASK)) {
 		if (bp->page)
 			put_page(bp->page);
 		bp->addr = uaddr & PAGE_MASK;
 		mmap_read_lock(bp->mm);
-		if (get_user_pages_remote(bp->mm, uaddr, 1, FOLL_NOFAULT,
-					  &bp->page, NULL, NULL) != 1)
-			bp->page = NULL;
+		bp->page = user_page_present(bp->mm, uaddr);
 		mmap_read_unlock(bp->mm);
 	}
-	if (!bp->page)
-		return false;
-	kaddr = kmap_local_page(bp->page) + offset_in_page(uaddr);
-	ret = test_bit(nr, kaddr) == set;
-	kunmap_local(kaddr);
-	return ret;
+	return bp->page && user_page_bit_is(bp->page, uaddr, nr, set);
 }
 
 /**
- * __user_events_fork_mm - copy the enablers of a forking address space
- * @oldmm: the address space of the parent
- * @mm: its copy, for the child
+ * __user_events_fork_begin - a fork of an address space begins
+ * @oldmm: the address space that dup_mmap() is about to copy
  *
- * The child gets an enabler of its own for each of the parent's, on its
- * copy of the memory.  The copy made by dup_mmap() may predate a change
- * of an event's state: a bit that differs from its event's state, where
- * the copied page shows it, is written by the worker of the child's
- * address space, after the fork.  A bit whose enabler could not be copied
- * (out of memory) is cleared in the child, which then has fewer enablers.
+ * The enablers that __user_events_fork_end() copies must be those of the
+ * memory dup_mmap() copies.  An unregistration in another thread may
+ * clear its bit before or after the copy: until the fork ends, its
+ * enabler stays, dead, so that the fork clears the child's copy of the
+ * bit.  Counting the forks under way costs the lock twice; holding it
+ * across dup_mmap() would order it against the locks dup_mmap() takes.
+ *
+ * Return: the user_event_mm of @oldmm, for __user_events_fork_end(), or
+ * NULL if it has none.
  */
-void __user_events_fork_mm(struct mm_struct *oldmm, struct mm_struct *mm)
+struct user_event_mm *__user_events_fork_begin(struct mm_struct *oldmm)
 {
-	struct user_event_enabler *e, *copy;
+	struct user_event_mm *old = user_event_mm_lookup(oldmm);
+
+	if (old) {
+		mutex_lock(&old->lock);
+		old->forks++;
+		mutex_unlock(&old->lock);
+	}
+	return old;
+}
+
+/* Remove the enablers that were kept for the forks under way */
+static void user_event_mm_reap(struct user_event_mm *umm)
+{
+	struct user_event_enabler *e, *tmp;
+
+	lockdep_assert_held(&umm->lock);
+
+	list_for_each_entry_safe(e, tmp, &umm->enablers, mm_link) {
+		if (e->unregistered)
+			user_enabler_remove(e);
+	}
+}
+
+/* Copy the enablers of @old, whose lock the caller holds, to @mm */
+static void user_event_mm_copy(struct user_event_mm *old,
+			       struct mm_struct *mm)
+{
 	struct user_bit_page bp = { .mm = mm, .addr = 1 };
-	struct user_event_mm *old, *umm;
+	struct user_event_enabler *e, *copy;
+	struct user_event_mm *umm;
 	unsigned long uaddr;
 	int nr;
 
-	old = user_event_mm_lookup(oldmm);
-	if (!old)
-		return;
-
-	mutex_lock(&old->lock);
 	/* A process that had enable bits once does not make its children pay */
-	if (list_empty(&old->enablers)) {
-		mutex_unlock(&old->lock);
+	if (list_empty(&old->enablers))
 		return;
-	}
 	umm = user_event_mm_get(mm);
 	/* No path takes the child's lock before the parent's */
 	if (umm)
 		mutex_lock_nested(&umm->lock, SINGLE_DEPTH_NESTING);
 	list_for_each_entry(e, &old->enablers, mm_link) {
-		copy = umm ? user_enabler_add(e->user, umm, e->addr, e->size,
-					      e->bit) : ERR_PTR(-ENOMEM);
-		if (!IS_ERR(copy)) {
+		/* One being unregistered is not copied, and its bit is cleared */
+		copy = NULL;
+		if (!e->dead)
+			copy = umm ? user_enabler_add(e->user, umm, e->addr,
+						      e->size, e->bit) :
+				     ERR_PTR(-ENOMEM);
+		if (!IS_ERR_OR_NULL(copy)) {
 			/*
 			 * The copied page mostly has the right bit already:
 			 * copy-on-write stays for the child's first write.
@@ -1727,9 +1792,49 @@ void __user_events_fork_mm(struct mm_struct *oldmm, struct mm_struct *mm)
 	}
 	if (umm)
 		mutex_unlock(&umm->lock);
-	mutex_unlock(&old->lock);
 	if (bp.page)
 		put_page(bp.page);
+}
+
+/**
+ * __user_events_fork_end - copy the enablers of a forked address space
+ * @old: what __user_events_fork_begin() returned
+ * @oldmm: the address space of the parent
+ * @mm: its copy, for the child; NULL if dup_mmap() failed
+ *
+ * The child gets an enabler of its own for each of the parent's, on its
+ * copy of the memory.  The copy made by dup_mmap() may predate a change
+ * of an event's state: a bit that differs from its event's state, where
+ * the copied page shows it, is written by the worker of the child's
+ * address space, after the fork.  A bit whose enabler could not be copied
+ * (out of memory), or that was unregistered during the fork, is cleared
+ * in the child, which then has fewer enablers.
+ *
+ * Two windows stay open.  A parent that had no enablers when the fork
+ * began may have registered its first ones since: they are copied as
+ * well, but one both registered and unregistered meanwhile may leave its
+ * bit set in the child; closing that would cost every fork an allocation.
+ * And a bit unregistered before dup_mmap() copied its page is cleared in
+ * the child all the same, even if the program set it again for a use of
+ * its own meanwhile; telling the two apart would take a hook inside
+ * dup_mmap().
+ */
+void __user_events_fork_end(struct user_event_mm *old, struct mm_struct *oldmm,
+			    struct mm_struct *mm)
+{
+	bool counted = old;
+
+	if (!old)
+		old = user_event_mm_lookup(oldmm);
+	if (!old || (!counted && !mm))
+		return;
+
+	mutex_lock(&old->lock);
+	if (mm)
+		user_event_mm_copy(old, mm);
+	if (counted && !--old->forks)
+		user_event_mm_reap(old);
+	mutex_unlock(&old->lock);
 }
 
 /**
@@ -3375,6 +3480,12 @@ out:
 	return ret;
 }
 
+/* Can @addr, a user address given as a __u64, be one on this kernel? */
+static bool user_addr_fits(u64 addr)
+{
+	return addr == (unsigned long)addr;
+}
+
 /* The checks of an enable bit registration that give EINVAL */
 static int user_reg_check(const struct user_reg_enable_bit *reg)
 {
@@ -3437,7 +3548,8 @@ static long user_events_reg_enable_bit(struct user_event_file_info *info,
 
 	/* The value must be writable by the caller: fault it in meanwhile */
 	uaddr = u64_to_user_ptr(reg.enable_addr);
-	if (!access_ok(uaddr, reg.enable_size) ||
+	if (!user_addr_fits(reg.enable_addr) ||
+	    !access_ok(uaddr, reg.enable_size) ||
 	    fault_in_safe_writeable(uaddr, reg.enable_size))
 		return -EFAULT;
 	if (put_user(0, &ureg->write_index))
@@ -3533,7 +3645,8 @@ static long user_events_ioctl_reg(struct user_event_file_info *info,
  * @uarg: the caller's struct user_unreg
  *
  * Removes the caller's enabler at the address and bit given, with its
- * reference to the event, and clears the bit.
+ * reference to the event, and clears the bit.  While a fork is under way,
+ * the enabler stays, without its event, until the fork ends.
  *
  * Return: 0, -ENOENT if there is no such enabler, -EINVAL, -E2BIG,
  * -EFAULT, -EINTR.
@@ -3544,7 +3657,7 @@ static long user_events_ioctl_unreg(unsigned long uarg)
 	struct user_event_enabler *e;
 	struct user_event_mm *umm;
 	struct user_unreg unreg;
-	int ret, size, tries;
+	int ret, tries;
 	u32 usize;
 
 	if (get_user(usize, &uunreg->size))
@@ -3561,39 +3674,49 @@ static long user_events_ioctl_unreg(unsigned long uarg)
 
 	/* The task's address space, and so its enablers, are alive */
 	umm = user_event_mm_lookup(current->mm);
-	if (!umm)
+	if (!umm || !user_addr_fits(unreg.disable_addr))
 		return -ENOENT;
 	if (mutex_lock_killable(&umm->lock))
 		return -EINTR;
 	e = user_enabler_find(umm, unreg.disable_addr, unreg.disable_bit);
-	if (!e) {
+	/* A dead one is unregistered, or being so by another thread */
+	if (!e || e->dead) {
 		mutex_unlock(&umm->lock);
 		return -ENOENT;
 	}
-	size = e->size;
 	/* No change of the event's state writes the bit from now on */
-	user_enabler_remove(e);
+	user_enabler_detach(e);
 	/*
-	 * The caller's own memory, faulted in without the lock, like
-	 * user_enabler_write() does; unless another thread registered the
-	 * bit again meanwhile.
+	 * The enabler stays until the bit is clear, so that a fork meanwhile
+	 * clears the child's copy (user_event_mm_copy()).  The caller's own
+	 * memory is faulted in without the lock, like user_enabler_write()
+	 * does.  Memory that is unmapped or read-only keeps its bit.
 	 */
-	for (tries = 0; tries < USER_EVENT_FAULT_IN_MAX; tries++) {
-		if (user_bit_write(current->mm, unreg.disable_addr, size,
-				   unreg.disable_bit, false, true) != -EFAULT)
+	for (tries = 0; ; tries++) {
+		ret = user_bit_write(current->mm, e->addr, e->size, e->bit,
+				     false, true);
+		if (ret != -EFAULT || tries == USER_EVENT_FAULT_IN_MAX)
 			break;
 		mutex_unlock(&umm->lock);
-		ret = user_bit_fault_in(current->mm, unreg.disable_addr);
-		if (ret)
-			return 0;
+		ret = user_bit_fault_in(current->mm, e->addr);
+		/* Killed: it stays, dead, until the address space goes */
 		if (mutex_lock_killable(&umm->lock))
-			return 0;
-		if (user_enabler_find(umm, unreg.disable_addr,
-				      unreg.disable_bit))
+			return -EINTR;
+		if (ret)
 			break;
 	}
+	/*
+	 * A fork under way may have copied the bit before it was cleared:
+	 * the enabler stays for it, without its event
+	 */
+	if (umm->forks) {
+		e->unregistered = true;
+		user_enabler_release(e);
+	} else {
+		user_enabler_remove(e);
+	}
 	mutex_unlock(&umm->lock);
-	return 0;
+	return ret == -EINTR ? -EINTR : 0;
 }
 
 /*
@@ -3914,7 +4037,14 @@ static int __init trace_events_user_init(void)
 	user_event_status_page = (u8 *)get_zeroed_page(GFP_KERNEL);
 	if (!user_event_status_page)
 		return -ENOMEM;
-	user_event_mm_wq = alloc_workqueue("user_events_mm", WQ_UNBOUND, 0);
+	/*
+	 * A fault that is never served (a userfaultfd handler that does not
+	 * answer until its process exits, a FUSE daemon that does not answer
+	 * at all) keeps one worker: allow as many as unbound workqueues may
+	 * have before the others have to wait.
+	 */
+	user_event_mm_wq = alloc_workqueue("user_events_mm", WQ_UNBOUND,
+					   WQ_UNBOUND_MAX_ACTIVE);
 	if (!user_event_mm_wq) {
 		ret = -ENOMEM;
 		goto free_page;

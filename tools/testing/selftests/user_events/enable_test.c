@@ -1477,6 +1477,87 @@ TEST_F_TIMEOUT(en, fork_copies, LONG_TIMEOUT)
 }
 
 /*
+ * A thread registers and unregisters a bit of an enabled event, over and
+ * over, while another forks: each child has a registration of its own,
+ * or its copy of the bit is clear, never set with nothing behind it.
+ * Every other round the thread writes to the page before unregistering,
+ * so that the unregistration clears the bit without a fault.
+ */
+#define CHURN_FORKS	200
+
+struct churn_ctx {
+	int fd;
+	__u32 *word;
+	bool stop;
+	int rounds;
+	int errors;
+};
+
+static void *churn_bit(void *arg)
+{
+	struct churn_ctx *x = arg;
+
+	while (!__atomic_load_n(&x->stop, __ATOMIC_ACQUIRE)) {
+		if (ue_reg_bit(x->fd, PREFIX "churn u32 v", x->word, 4, 0, 0,
+			       NULL))
+			x->errors++;
+		if (x->rounds++ & 1)
+			__atomic_add_fetch(&x->word[1], 1, __ATOMIC_RELAXED);
+		if (ue_unreg_bit(x->fd, x->word, 0))
+			x->errors++;
+	}
+	return NULL;
+}
+
+/* The child: 1 if its bit is set with no registration behind it */
+static int churn_child(int fd, __u32 *word)
+{
+	bool set = ue_bit(word, 4, 0);
+	int ret = ue_unreg_bit(fd, word, 0);
+
+	if (ret && ret != ENOENT)
+		return 2;
+	return set && ret == ENOENT;
+}
+
+TEST_F_TIMEOUT(en, unreg_racing_fork, LONG_TIMEOUT)
+{
+	const char *name = PREFIX "churn";
+	struct churn_ctx x = { .fd = self->fd, .word = (__u32 *)self->page };
+	int i, status, orphans = 0, others = 0;
+	pthread_t thread;
+	pid_t pid;
+
+	/* The event exists and is enabled: a registration sets the bit */
+	ASSERT_EQ(0, en_reg(self->fd, PREFIX "churn u32 v", &x.word[2], 4, 0,
+			    0, NULL));
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	ASSERT_TRUE(ue_wait_bit(&x.word[2], 4, 0, true));
+
+	ASSERT_EQ(0, pthread_create(&thread, NULL, churn_bit, &x));
+	for (i = 0; i < CHURN_FORKS; i++) {
+		pid = fork();
+		if (pid == 0)
+			_exit(churn_child(self->fd, x.word));
+		ASSERT_NE(-1, pid);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		if (WEXITSTATUS(status) == 1)
+			orphans++;
+		else if (WEXITSTATUS(status))
+			others++;
+	}
+	__atomic_store_n(&x.stop, true, __ATOMIC_RELEASE);
+	pthread_join(thread, NULL);
+	TH_LOG("%d forks during %d registrations: %d bits left set",
+	       CHURN_FORKS, x.rounds, orphans);
+	ASSERT_EQ(0, x.errors);
+	ASSERT_EQ(0, others);
+	ASSERT_EQ(0, orphans);
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+}
+
+/*
  * Register, in a child, p (made persistent by the parent) on word[0],
  * a (new, automatic) on word[1] and, unless @exec, r (new, automatic)
  * on word[2]; close the fd; report, then exec or exit.
@@ -1774,8 +1855,8 @@ TEST_F_TIMEOUT(en, page_under_userfaultfd, LONG_TIMEOUT)
 	const char *name = PREFIX "uffd";
 	static struct uffd_server srv;
 	pthread_t thread;
+	int served, on;
 	__u32 *word;
-	int served;
 
 	srv.uffd = ue_uffd_open();
 	if (srv.uffd == -1)
@@ -1794,19 +1875,14 @@ TEST_F_TIMEOUT(en, page_under_userfaultfd, LONG_TIMEOUT)
 	ASSERT_EQ(0xf0f0f0f0, *word);
 
 	/* The page dropped, the worker faults it in when the event changes */
-	served = srv.served;
-	ASSERT_EQ(0, madvise(word, UE_PAGE_SIZE, MADV_DONTNEED));
-	ASSERT_EQ(0, ue_enable(NULL, name, true));
-	ASSERT_TRUE(uffd_served(&srv, served));
-	ASSERT_TRUE(ue_wait_bit(word, 4, 0, true));
-	ASSERT_EQ(0xf0f0f0f1, *word);
-
-	served = srv.served;
-	ASSERT_EQ(0, madvise(word, UE_PAGE_SIZE, MADV_DONTNEED));
-	ASSERT_EQ(0, ue_enable(NULL, name, false));
-	ASSERT_TRUE(uffd_served(&srv, served));
-	ASSERT_TRUE(ue_wait_bit(word, 4, 0, false));
-	ASSERT_EQ(0xf0f0f0f0, *word);
+	for (on = 1; on >= 0; on--) {
+		served = srv.served;
+		ASSERT_EQ(0, madvise(word, UE_PAGE_SIZE, MADV_DONTNEED));
+		ASSERT_EQ(0, ue_enable(NULL, name, on));
+		ASSERT_TRUE(uffd_served(&srv, served));
+		ASSERT_TRUE(ue_wait_bit(word, 4, 0, on));
+		ASSERT_EQ(0xf0f0f0f0 | on, *word);
+	}
 
 	ASSERT_EQ(0, en_unreg(self->fd, word, 0));
 	__atomic_store_n(&srv.stop, true, __ATOMIC_RELEASE);
