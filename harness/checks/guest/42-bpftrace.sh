@@ -49,7 +49,16 @@ python3 "$write" "$event" count=1,delta=-5,msg=first count=2,delta=7,msg=second 
 [[ -z $eb ]] || "$SAMPLES_DIR/enable_bit" -n 3 -i 0 > /dev/null
 sample_release
 sleep 2
+# bpftrace once sat out SIGINT until the 300 s timeout: SIGTERM after 20 s
 kill -INT "$bt"
+for _ in $(seq 100); do
+	kill -0 "$bt" 2> /dev/null || break
+	sleep 0.2
+done
+if kill -0 "$bt" 2> /dev/null; then
+	echo "# bpftrace still running 20 s after SIGINT: SIGTERM"
+	kill -TERM "$bt"
+fi
 wait "$bt"
 
 TAP_MARKER="^bt_e2e "
