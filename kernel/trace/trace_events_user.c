@@ -105,6 +105,12 @@
 #define USER_EVENT_LOC_SIZE(loc)	((loc) >> 16)
 /* Tries at a payload or enable bit whose user page must be faulted in */
 #define USER_EVENT_FAULT_IN_MAX	3
+/*
+ * Writes of up to this many bytes, write index included, are copied in
+ * with one user access, to the stack: most events are small, and the
+ * probes then copy from the kernel.
+ */
+#define USER_EVENT_SMALL_WRITE	128
 /* Write indexes of a file's first table; a full one is doubled */
 #define USER_EVENT_REFS_MIN	8
 /* Hash table sizes, in bits: events by name, address spaces by mm */
@@ -341,8 +347,21 @@ struct user_event_enabler {
 	refcount_t refcnt;
 };
 
+/**
+ * struct user_event_payload - the payload of one write, without its index
+ * @kbuf: the payload, if the write was small enough to be copied in whole
+ * @iter: else the payload in user space, never advanced: each probe
+ *	copies from its own copy of it
+ * @size: its size in bytes
+ */
+struct user_event_payload {
+	const void *kbuf;
+	struct iov_iter *iter;
+	size_t size;
+};
+
 typedef void (*user_event_probe_t)(void *data, struct user_event *user,
-				   struct iov_iter *iter,
+				   const struct user_event_payload *payload,
 				   struct user_event_write *result);
 
 /* Events by the name before any ".ID"; protected by event_mutex */
@@ -1925,7 +1944,9 @@ static int user_event_reg(struct trace_event_call *call, enum trace_reg type,
 /*
  * Recording.  A write hands its payload to the probes of the event's
  * tracepoint, one per attached tracer (ftrace, perf): each copies it into
- * its own buffer, checks it there and commits it.
+ * its own buffer, checks it there and commits it.  A small payload was
+ * copied from user space once, before; a larger one is copied by each
+ * probe straight from user space.
  */
 
 /**
@@ -1990,50 +2011,78 @@ static bool user_event_payload_valid(const struct user_event *user,
 	return true;
 }
 
+/*
+ * Copy a payload that is in user space to @dst, with page faults
+ * disabled: false if a page of it is not present.
+ */
+static bool user_event_copy_in(void *dst,
+			       const struct user_event_payload *payload)
+{
+	struct iov_iter iter;
+	size_t left;
+
+	pagefault_disable();
+	if (iter_is_ubuf(payload->iter)) {
+		/* write(): one buffer, checked by vfs_write() */
+		left = __copy_from_user_inatomic(dst, payload->iter->ubuf +
+						 payload->iter->iov_offset,
+						 payload->size);
+	} else {
+		iter = *payload->iter;
+		left = payload->size - copy_from_iter(dst, payload->size,
+						      &iter);
+	}
+	pagefault_enable();
+	return !left;
+}
+
 /**
  * user_event_fill - copy the payload into a record and check it
  * @user: the event
  * @rec: the record a probe reserved; the payload goes behind its common
  *	fields
- * @iter: the payload, in user space
+ * @payload: the payload
  * @result: gets why the record must not be committed
  *
- * Runs with preemption disabled, so it must not fault: a page that went
- * away since the write path faulted it in makes the copy fail and the
- * write retry.
+ * Runs with preemption disabled, so it must not fault: a page of a
+ * payload in user space that went away since the write path faulted it
+ * in makes the copy fail and the write retry.
  *
  * Return: true if the record can be committed.
  */
-static bool user_event_fill(struct user_event *user, void *rec,
-			    struct iov_iter *iter,
-			    struct user_event_write *result)
+static __always_inline bool
+user_event_fill(struct user_event *user, void *rec,
+		const struct user_event_payload *payload,
+		struct user_event_write *result)
 {
-	size_t size = iov_iter_count(iter);
-	size_t copied;
+	void *dst = (struct trace_entry *)rec + 1;
 
-	pagefault_disable();
-	copied = copy_from_iter((struct trace_entry *)rec + 1, size, iter);
-	pagefault_enable();
-
-	if (unlikely(copied != size)) {
+	if (likely(payload->kbuf)) {
+		memcpy(dst, payload->kbuf, payload->size);
+	} else if (unlikely(!user_event_copy_in(dst, payload))) {
 		result->faulted = true;
 		return false;
 	}
 	if (user->nr_checked &&
 	    !user_event_payload_valid(user, rec,
-				      sizeof(struct trace_entry) + size)) {
+				      sizeof(struct trace_entry) +
+				      payload->size)) {
 		result->invalid = true;
 		return false;
 	}
 	return true;
 }
 
-/* Tracepoint probe of ftrace: @data is the trace_event_file */
-static void user_event_ftrace(void *data, struct user_event *user,
-			      struct iov_iter *iter,
-			      struct user_event_write *result)
+/*
+ * Record through the generic event path, for an event file with a pid
+ * filter, soft disable, a filter or triggers, or with stack traces,
+ * tp_printk or event exports on.
+ */
+static void user_event_ftrace_checked(struct trace_event_file *file,
+				      struct user_event *user,
+				      const struct user_event_payload *payload,
+				      struct user_event_write *result)
 {
-	struct trace_event_file *file = data;
 	struct trace_event_buffer fbuffer;
 	void *rec;
 
@@ -2042,16 +2091,62 @@ static void user_event_ftrace(void *data, struct user_event *user,
 
 	rec = trace_event_buffer_reserve(&fbuffer, file,
 					 sizeof(struct trace_entry) +
-					 iov_iter_count(iter));
+					 payload->size);
 	if (unlikely(!rec))
 		return;
 
-	if (unlikely(!user_event_fill(user, rec, iter, result))) {
+	if (unlikely(!user_event_fill(user, rec, payload, result))) {
 		__trace_event_discard_commit(fbuffer.buffer, fbuffer.event);
 		return;
 	}
 
 	trace_event_buffer_commit(&fbuffer);
+	result->recorded = true;
+}
+
+/**
+ * user_event_ftrace - tracepoint probe of ftrace
+ * @data: the trace_event_file of the event in one trace array
+ * @user: the event
+ * @payload: the payload
+ * @result: what became of the record
+ *
+ * While nothing on the event file or its trace array needs the per-event
+ * checks of the generic event path (trace_event_file_plain()), the record
+ * is reserved on and committed to the ring buffer directly, the way
+ * trace_marker_raw records: the same record, for less.
+ */
+static __always_inline void
+user_event_ftrace(void *data, struct user_event *user,
+		  const struct user_event_payload *payload,
+		  struct user_event_write *result)
+{
+	struct trace_event_file *file = data;
+	struct ring_buffer_event *event;
+	struct trace_buffer *buffer;
+	struct trace_entry *rec;
+
+	if (unlikely(!trace_event_file_plain(file))) {
+		user_event_ftrace_checked(file, user, payload, result);
+		return;
+	}
+
+	buffer = file->tr->array_buffer.buffer;
+	event = ring_buffer_lock_reserve(buffer, sizeof(struct trace_entry) +
+					 payload->size);
+	if (unlikely(!event))
+		return;
+	rec = ring_buffer_event_data(event);
+	/* As trace_event_buffer_reserve(): not counting the probe's section */
+	tracing_generic_entry_update(rec, user->call.event.type,
+				     tracing_gen_ctx_dec());
+
+	if (unlikely(!user_event_fill(user, rec, payload, result))) {
+		__trace_event_discard_commit(buffer, event);
+		return;
+	}
+
+	trace_buffer_unlock_commit_plain(buffer, event);
 	result->recorded = true;
 }
 
@@ -2061,7 +2156,7 @@ static void user_event_ftrace(void *data, struct user_event *user,
  * and the eBPF programs attached to them, with the record as context.
  */
 static void user_event_perf(void *data, struct user_event *user,
-			    struct iov_iter *iter,
+			    const struct user_event_payload *payload,
 			    struct user_event_write *result)
 {
 	struct trace_event_call *call = data;
@@ -2075,14 +2170,14 @@ static void user_event_perf(void *data, struct user_event *user,
 		return;
 
 	/* perf pads raw samples so that they end u64-aligned */
-	size = sizeof(struct trace_entry) + iov_iter_count(iter);
+	size = sizeof(struct trace_entry) + payload->size;
 	size = ALIGN(size + sizeof(u32), sizeof(u64)) - sizeof(u32);
 
 	rec = perf_trace_buf_alloc(size, &regs, &rctx);
 	if (unlikely(!rec))
 		return;
 
-	if (unlikely(!user_event_fill(user, rec, iter, result))) {
+	if (unlikely(!user_event_fill(user, rec, payload, result))) {
 		perf_swevent_put_recursion_context(rctx);
 		return;
 	}
@@ -2096,21 +2191,22 @@ static void user_event_perf(void *data, struct user_event *user,
 /**
  * user_event_emit - hand a payload to every tracer attached to an event
  * @user: the event
- * @iter: the payload, in user space
+ * @payload: the payload
  *
- * Each tracer's probe copies the payload straight from user space into its
- * own buffer, with page faults disabled.  If a page of the payload was not
+ * Each tracer's probe copies the payload into its own buffer; one in user
+ * space is copied with page faults disabled.  If a page of it was not
  * present and nobody recorded the event, the payload is faulted in, where
  * sleeping is allowed, and written again.
  *
  * Return: 0, or -EFAULT for a payload that could not be read or that
  * user_event_payload_valid() refused.
  */
-static int user_event_emit(struct user_event *user, struct iov_iter *iter)
+static __always_inline int
+user_event_emit(struct user_event *user,
+		const struct user_event_payload *payload)
 {
 	struct user_event_write result;
 	struct tracepoint_func *probe;
-	struct iov_iter copy;
 	int tries;
 
 	for (tries = 0; ; tries++) {
@@ -2118,9 +2214,14 @@ static int user_event_emit(struct user_event *user, struct iov_iter *iter)
 		rcu_read_lock_sched_notrace();
 		probe = rcu_dereference_sched(user->tracepoint.funcs);
 		for (; probe && probe->func; probe++) {
-			copy = *iter;
-			((user_event_probe_t)probe->func)(probe->data, user,
-							  &copy, &result);
+			/* ftrace's probe, the usual one, called directly */
+			if (probe->func == (void *)user_event_ftrace)
+				user_event_ftrace(probe->data, user, payload,
+						  &result);
+			else
+				((user_event_probe_t)probe->func)(probe->data,
+								  user, payload,
+								  &result);
 		}
 		rcu_read_unlock_sched_notrace();
 
@@ -2130,7 +2231,7 @@ static int user_event_emit(struct user_event *user, struct iov_iter *iter)
 		if (likely(!result.faulted) || result.recorded)
 			return 0;
 		if (tries == USER_EVENT_FAULT_IN_MAX ||
-		    fault_in_iov_iter_readable(iter, iov_iter_count(iter)))
+		    fault_in_iov_iter_readable(payload->iter, payload->size))
 			return -EFAULT;
 	}
 }
@@ -3871,7 +3972,7 @@ static long user_events_compat_ioctl(struct file *file, unsigned int cmd,
  * user_events_write_index - write a payload to the event of a write index
  * @file: the user_events_data file
  * @index: the write index, read from the start of the write
- * @iter: the payload, what follows the index
+ * @payload: the payload, what follows the index
  * @total: the size of the whole write, index included
  *
  * Return: @total, -ENOENT for an unknown index, -EINVAL for a payload
@@ -3880,15 +3981,15 @@ static long user_events_compat_ioctl(struct file *file, unsigned int cmd,
  * that no status page registration handed out, or the error of
  * user_event_emit().
  */
-static ssize_t user_events_write_index(struct file *file, u32 index,
-				       struct iov_iter *iter, size_t total)
+static __always_inline ssize_t
+user_events_write_index(struct file *file, u32 index,
+			const struct user_event_payload *payload, size_t total)
 {
 	struct user_event_file_info *info = file->private_data;
 	struct user_event_refs *refs;
 	struct user_event_slot *slot = NULL;
 	struct user_event *user = NULL;
 	bool lenient = false;
-	size_t payload;
 	int ret;
 
 	/*
@@ -3910,14 +4011,13 @@ static ssize_t user_events_write_index(struct file *file, u32 index,
 	if (unlikely(!user))
 		return -ENOENT;
 
-	payload = iov_iter_count(iter);
-	if (unlikely(payload < user->min_size))
+	if (unlikely(payload->size < user->min_size))
 		return -EINVAL;
-	if (unlikely(payload > USER_EVENT_PAYLOAD_MAX))
+	if (unlikely(payload->size > USER_EVENT_PAYLOAD_MAX))
 		return -E2BIG;
 
 	if (likely(user_event_attached(user))) {
-		ret = user_event_emit(user, iter);
+		ret = user_event_emit(user, payload);
 		if (ret)
 			return ret;
 	} else if (!lenient) {
@@ -3927,42 +4027,80 @@ static ssize_t user_events_write_index(struct file *file, u32 index,
 	return total;
 }
 
-/* writev() and other vectored writes: the index may be split over iovecs */
+/*
+ * writev() and other vectored writes: the index may be split over iovecs.
+ * A small write is copied in whole, as by user_events_write().
+ */
 static ssize_t user_events_write_iter(struct kiocb *kiocb,
 				      struct iov_iter *iter)
 {
+	/* Written before being read: not zeroed (INIT_STACK_ALL_ZERO) */
+	u8 small[USER_EVENT_SMALL_WRITE] __uninitialized __aligned(4);
+	struct iov_iter whole __uninitialized;
+	struct user_event_payload payload = {};
 	size_t total = iov_iter_count(iter);
 	u32 index;
 
 	if (unlikely(total < sizeof(index)))
 		return -EINVAL;
+
+	payload.size = total - sizeof(index);
+	if (total <= sizeof(small)) {
+		whole = *iter;
+		if (likely(copy_from_iter(small, total, &whole) == total)) {
+			memcpy(&index, small, sizeof(index));
+			payload.kbuf = small + sizeof(index);
+			return user_events_write_index(kiocb->ki_filp, index,
+						       &payload, total);
+		}
+		/* A fault: the index alone tells which error to return */
+	}
+
 	if (unlikely(copy_from_iter(&index, sizeof(index), iter) !=
 		     sizeof(index)))
 		return -EFAULT;
-
-	return user_events_write_index(kiocb->ki_filp, index, iter, total);
+	payload.iter = iter;
+	return user_events_write_index(kiocb->ki_filp, index, &payload, total);
 }
 
 /*
- * write() is the hot path of a program emitting events: read the index
- * with a single get_user() (vfs_write() has checked the whole buffer with
- * access_ok()) and iterate over the rest of the one buffer, without the
- * kiocb and iovec set-up that going through write_iter costs.
+ * write() is the hot path of a program emitting events.  A small write is
+ * copied in whole, index and payload, with one user access, as
+ * trace_marker_raw copies its own; a larger one has its index read with
+ * one get_user() (vfs_write() has checked the whole buffer with
+ * access_ok()) and its payload copied by each probe, from one user
+ * buffer, without the kiocb and iovec set-up of write_iter.
  */
 static ssize_t user_events_write(struct file *file, const char __user *ubuf,
 				 size_t count, loff_t *ppos)
 {
-	struct iov_iter iter;
+	/* Written before being read: not zeroed (INIT_STACK_ALL_ZERO) */
+	u8 small[USER_EVENT_SMALL_WRITE] __uninitialized __aligned(4);
+	struct iov_iter iter __uninitialized;
+	struct user_event_payload payload = {};
 	u32 index;
 
 	if (unlikely(count < sizeof(index)))
 		return -EINVAL;
+
+	payload.size = count - sizeof(index);
+	if (count <= sizeof(small)) {
+		/* Checked by vfs_write(), as the whole buffer */
+		if (likely(!__copy_from_user(small, ubuf, count))) {
+			memcpy(&index, small, sizeof(index));
+			payload.kbuf = small + sizeof(index);
+			return user_events_write_index(file, index, &payload,
+						       count);
+		}
+		/* A fault: the index alone tells which error to return */
+	}
+
 	if (unlikely(get_user(index, (const u32 __user *)ubuf)))
 		return -EFAULT;
-
 	iov_iter_ubuf(&iter, ITER_SOURCE, (char __user *)ubuf + sizeof(index),
-		      count - sizeof(index));
-	return user_events_write_index(file, index, &iter, count);
+		      payload.size);
+	payload.iter = &iter;
+	return user_events_write_index(file, index, &payload, count);
 }
 
 static int user_events_open(struct inode *inode, struct file *file)

@@ -5,7 +5,10 @@
  * or not; dynamic ones must end with their NUL), the errors of
  * write()/writev(), filters and trace instances, lines too long for a
  * page, tp_printk's copy in the kernel log, and an eprobe reading a
- * 3-byte field at the end of a record.  fault_test has the payload pages
+ * 3-byte field at the end of a record.  The per-event checks (pid filter,
+ * soft disable, triggers, filters, stack trace options), each switched on
+ * between two writes, hold from the next write on, and a record made
+ * without them has the common fields of one made with them.  fault_test has the payload pages
  * that must be faulted in.
  *
  * Records of deleted events: deleting an event (DIAG_IOCSDEL, "!u:NAME")
@@ -15,6 +18,9 @@
  * against kernel.user_events_max: EMFILE while their records are in a
  * buffer, nothing cleared to make room.
  */
+#define _GNU_SOURCE	/* sched_getcpu(), CPU_SET() */
+#include <sched.h>
+
 #include "user_events_selftests.h"
 
 #include <limits.h>
@@ -63,6 +69,11 @@ FIXTURE_TEARDOWN(ft)
 		close(self->fd);
 	if (self->max0 > 0 && ue_get_max() != self->max0)
 		ue_set_max(self->max0);
+	/* What the tests of the per-event checks may have left on */
+	ue_write_file("set_event_pid", "\n", O_TRUNC);
+	ue_write_file("options/stacktrace", "0\n", O_TRUNC);
+	ue_write_file("options/userstacktrace", "0\n", O_TRUNC);
+	ue_write_file("tracing_on", "1\n", O_TRUNC);
 	ue_eprobe_remove(EP_GROUP, EP_NAME);
 	ue_instance_remove(INSTANCE);
 	ue_cleanup_events(PREFIX);
@@ -678,6 +689,240 @@ TEST_F(ft, hist_trigger)
 
 	ASSERT_EQ(0, ue_write_file(trigger, "!hist:keys=v\n", O_APPEND));
 	ASSERT_EQ(0, self->status[reg.status_index]);
+}
+
+/*
+ * The per-event checks of the generic event path: while none is on, an
+ * event is recorded straight through the ring buffer (the way
+ * trace_marker_raw is), and each of them, switched on between two
+ * writes, must be honoured from the next write on.
+ */
+
+/* The pid filter of the top level, set_event_pid: only listed tasks */
+TEST_F(ft, pid_filter)
+{
+	__u32 idx, v;
+	char pids[32];
+
+	idx = reg_enabled(_metadata, self->fd, self->status,
+			  PREFIX "pid u32 v", PREFIX "pid");
+
+	/* Only init: our writes are not recorded */
+	ASSERT_EQ(0, ue_write_file("set_event_pid", "1\n", O_TRUNC));
+	v = 1;
+	EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+
+	snprintf(pids, sizeof(pids), "%d\n", getpid());
+	EXPECT_EQ(0, ue_write_file("set_event_pid", pids, O_TRUNC));
+	v = 2;
+	EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+
+	/* No filter again */
+	ASSERT_EQ(0, ue_write_file("set_event_pid", "\n", O_TRUNC));
+	v = 3;
+	EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+
+	UE_ASSERT_TRACE(NULL, PREFIX "pid", "v=2\nv=3\n");
+}
+
+/*
+ * Soft disable and triggers: an enable_event trigger on "sdon" attaches
+ * "sd" soft-disabled (its byte is set, its writes are not recorded) until
+ * a write of "sdon" runs the trigger.
+ */
+TEST_F(ft, soft_disable_trigger)
+{
+	const char *trigger = ue_event_file(NULL, PREFIX "sdon", "trigger");
+	struct user_reg sd, sdon;
+	__u32 v;
+
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "sd u32 v", &sd));
+	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "sdon u32 v", &sdon));
+	ASSERT_EQ(0, ue_write_file(trigger, "enable_event:" USER_EVENTS_SYSTEM
+				   ":" PREFIX "sd\n", O_APPEND));
+	ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[sd.status_index]);
+	ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[sdon.status_index]);
+
+	v = 1;
+	EXPECT_EQ(8, ue_emit(self->fd, sd.write_index, &v, 4));
+	/* Runs the trigger; "sdon" itself is soft-disabled too */
+	v = 2;
+	EXPECT_EQ(8, ue_emit(self->fd, sdon.write_index, &v, 4));
+	v = 3;
+	EXPECT_EQ(8, ue_emit(self->fd, sd.write_index, &v, 4));
+
+	UE_ASSERT_TRACE(NULL, PREFIX "sd", "v=3\n");
+	UE_ASSERT_TRACE(NULL, PREFIX "sdon", "");
+
+	/* The trigger enabled "sd": it stays so without the trigger */
+	ASSERT_EQ(0, ue_write_file(trigger, "!enable_event:" USER_EVENTS_SYSTEM
+				   ":" PREFIX "sd\n", O_APPEND));
+	ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[sd.status_index]);
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "sd", false));
+	ASSERT_EQ(0, self->status[sd.status_index]);
+}
+
+/*
+ * A traceoff trigger runs after the record it fires on is committed:
+ * that one is in the buffer, the next ones are not
+ */
+TEST_F(ft, traceoff_trigger)
+{
+	const char *trigger = ue_event_file(NULL, PREFIX "off", "trigger");
+	char *on;
+	__u32 idx, v;
+
+	idx = reg_enabled(_metadata, self->fd, self->status,
+			  PREFIX "off u32 v", PREFIX "off");
+	v = 1;
+	EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+	ASSERT_EQ(0, ue_write_file(trigger, "traceoff\n", O_APPEND));
+	v = 2;
+	EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+	v = 3;
+	EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+
+	on = ue_read_file("tracing_on");
+	ASSERT_EQ(0, ue_write_file(trigger, "!traceoff\n", O_APPEND));
+	ASSERT_EQ(0, ue_write_file("tracing_on", "1\n", O_TRUNC));
+	ASSERT_NE(NULL, on);
+	EXPECT_STREQ("0\n", on);
+	free(on);
+
+	v = 4;
+	EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+	UE_ASSERT_TRACE(NULL, PREFIX "off", "v=1\nv=2\nv=4\n");
+}
+
+/*
+ * The line after the record of @name with text @text in the top-level
+ * trace, or NULL
+ */
+static char *line_after(const char *name, const char *text)
+{
+	char *trace = ue_read_file("trace"), *hit, *next, *end, *line = NULL;
+	char key[128];
+
+	if (!trace)
+		return NULL;
+	snprintf(key, sizeof(key), ": %s: %s\n", name, text);
+	hit = strstr(trace, key);
+	if (hit) {
+		next = hit + strlen(key);
+		end = strchr(next, '\n');
+		line = strndup(next, end ? end - next : strlen(next));
+	}
+	free(trace);
+
+	return line;
+}
+
+/* The stack trace options add the stacks to each record, as they do */
+TEST_F(ft, stack_options)
+{
+	static const char * const option[] = {
+		"options/stacktrace", "options/userstacktrace",
+	};
+	static const char * const mark[] = {
+		"<stack trace>", "<user stack trace>",
+	};
+	char *line;
+	__u32 idx, v;
+	int i;
+
+	idx = reg_enabled(_metadata, self->fd, self->status,
+			  PREFIX "stk u32 v", PREFIX "stk");
+
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, ue_clear_trace(NULL));
+		ASSERT_EQ(0, ue_write_file(option[i], "1\n", O_TRUNC));
+		v = 1;
+		EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+		ASSERT_EQ(0, ue_write_file(option[i], "0\n", O_TRUNC));
+		v = 2;
+		EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+
+		line = line_after(PREFIX "stk", "v=1");
+		ASSERT_NE(NULL, line);
+		EXPECT_NE(NULL, strstr(line, mark[i])) {
+			TH_LOG("%s: after v=1: %s", option[i], line);
+		}
+		free(line);
+		line = line_after(PREFIX "stk", "v=2");
+		EXPECT_TRUE(!line || !strstr(line, mark[i])) {
+			TH_LOG("%s off: after v=2: %s", option[i], line);
+		}
+		free(line);
+	}
+}
+
+/* "comm-pid [cpu] flags" of the record of @name with text @text, or NULL */
+static char *record_head(const char *name, const char *text)
+{
+	char *trace = ue_read_file("trace"), *hit, *start, *head = NULL;
+	char key[128];
+
+	if (!trace)
+		return NULL;
+	snprintf(key, sizeof(key), ": %s: %s\n", name, text);
+	hit = strstr(trace, key);
+	if (hit) {
+		start = hit;
+		while (start > trace && start[-1] != '\n')
+			start--;
+		/* Up to the time stamp, which follows the flags */
+		hit = strstr(start, "] ");
+		if (hit) {
+			hit += 2;
+			hit += strcspn(hit, " ");
+			while (*start == ' ')
+				start++;
+			head = strndup(start, hit - start);
+		}
+	}
+	free(trace);
+
+	return head;
+}
+
+/*
+ * The common fields of a record made straight through the ring buffer are
+ * those of the generic path: a filter that lets everything through sends
+ * the second write through the generic path, on the same CPU.
+ */
+TEST_F(ft, common_fields)
+{
+	const char *filter = ue_event_file(NULL, PREFIX "cf", "filter");
+	char *plain, *checked, pid[32];
+	cpu_set_t cpus, saved;
+	__u32 idx, v;
+
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(saved), &saved));
+	CPU_ZERO(&cpus);
+	CPU_SET(sched_getcpu(), &cpus);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+
+	idx = reg_enabled(_metadata, self->fd, self->status,
+			  PREFIX "cf u32 v", PREFIX "cf");
+	v = 1;
+	EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+	ASSERT_EQ(0, ue_write_file(filter, "v < 100\n", O_TRUNC));
+	v = 2;
+	EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+	ASSERT_EQ(0, ue_write_file(filter, "0\n", O_TRUNC));
+	sched_setaffinity(0, sizeof(saved), &saved);
+
+	plain = record_head(PREFIX "cf", "v=1");
+	checked = record_head(PREFIX "cf", "v=2");
+	ASSERT_NE(NULL, plain);
+	ASSERT_NE(NULL, checked);
+	EXPECT_STREQ(checked, plain);
+	snprintf(pid, sizeof(pid), "-%d ", getpid());
+	EXPECT_NE(NULL, strstr(plain, pid)) {
+		TH_LOG("not our pid: %s", plain);
+	}
+	free(plain);
+	free(checked);
 }
 
 TEST_F(ft, instance)
