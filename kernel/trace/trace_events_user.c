@@ -2125,21 +2125,25 @@ user_event_ftrace(void *data, struct user_event *user,
 	struct ring_buffer_event *event;
 	struct trace_buffer *buffer;
 	struct trace_entry *rec;
+	unsigned int trace_ctx;
 
 	if (unlikely(!trace_event_file_plain(file))) {
 		user_event_ftrace_checked(file, user, payload, result);
 		return;
 	}
 
+	/*
+	 * As trace_event_buffer_reserve(): the context of the write, before
+	 * the reserve disables preemption, less the probe's own section
+	 */
+	trace_ctx = tracing_gen_ctx_dec();
 	buffer = file->tr->array_buffer.buffer;
 	event = ring_buffer_lock_reserve(buffer, sizeof(struct trace_entry) +
 					 payload->size);
 	if (unlikely(!event))
 		return;
 	rec = ring_buffer_event_data(event);
-	/* As trace_event_buffer_reserve(): not counting the probe's section */
-	tracing_generic_entry_update(rec, user->call.event.type,
-				     tracing_gen_ctx_dec());
+	tracing_generic_entry_update(rec, user->call.event.type, trace_ctx);
 
 	if (unlikely(!user_event_fill(user, rec, payload, result))) {
 		__trace_event_discard_commit(buffer, event);
@@ -3115,6 +3119,9 @@ static bool user_event_name_taken(const char *name)
 	lockdep_assert_held(&event_mutex);
 
 	list_for_each_entry(call, &ftrace_events, list) {
+		/* Ours were looked up by name: no strcmp() per user event */
+		if (call->class->reg == user_event_reg)
+			continue;
 		if (!strcmp(call->class->system, USER_EVENTS_SYSTEM) &&
 		    !strcmp(trace_event_name(call), name))
 			return true;

@@ -99,6 +99,12 @@ static __u32 reg_enabled(struct __test_metadata *_metadata, int fd,
 	return reg.write_index;
 }
 
+/* Write @v to the one-u32 event of write index @idx on @fd */
+static ssize_t emit_u32(int fd, __u32 idx, __u32 v)
+{
+	return ue_emit(fd, idx, &v, sizeof(v));
+}
+
 /* Values for the fields of the "ints" event, in their declared types */
 struct ints {
 	__s8 a;
@@ -701,7 +707,7 @@ TEST_F(ft, hist_trigger)
 /* The pid filter of the top level, set_event_pid: only listed tasks */
 TEST_F(ft, pid_filter)
 {
-	__u32 idx, v;
+	__u32 idx;
 	char pids[32];
 
 	idx = reg_enabled(_metadata, self->fd, self->status,
@@ -709,18 +715,15 @@ TEST_F(ft, pid_filter)
 
 	/* Only init: our writes are not recorded */
 	ASSERT_EQ(0, ue_write_file("set_event_pid", "1\n", O_TRUNC));
-	v = 1;
-	EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+	EXPECT_EQ(8, emit_u32(self->fd, idx, 1));
 
 	snprintf(pids, sizeof(pids), "%d\n", getpid());
 	EXPECT_EQ(0, ue_write_file("set_event_pid", pids, O_TRUNC));
-	v = 2;
-	EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+	EXPECT_EQ(8, emit_u32(self->fd, idx, 2));
 
 	/* No filter again */
 	ASSERT_EQ(0, ue_write_file("set_event_pid", "\n", O_TRUNC));
-	v = 3;
-	EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+	EXPECT_EQ(8, emit_u32(self->fd, idx, 3));
 
 	UE_ASSERT_TRACE(NULL, PREFIX "pid", "v=2\nv=3\n");
 }
@@ -734,7 +737,6 @@ TEST_F(ft, soft_disable_trigger)
 {
 	const char *trigger = ue_event_file(NULL, PREFIX "sdon", "trigger");
 	struct user_reg sd, sdon;
-	__u32 v;
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "sd u32 v", &sd));
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "sdon u32 v", &sdon));
@@ -743,13 +745,10 @@ TEST_F(ft, soft_disable_trigger)
 	ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[sd.status_index]);
 	ASSERT_EQ(EVENT_STATUS_FTRACE, self->status[sdon.status_index]);
 
-	v = 1;
-	EXPECT_EQ(8, ue_emit(self->fd, sd.write_index, &v, 4));
+	EXPECT_EQ(8, emit_u32(self->fd, sd.write_index, 1));
 	/* Runs the trigger; "sdon" itself is soft-disabled too */
-	v = 2;
-	EXPECT_EQ(8, ue_emit(self->fd, sdon.write_index, &v, 4));
-	v = 3;
-	EXPECT_EQ(8, ue_emit(self->fd, sd.write_index, &v, 4));
+	EXPECT_EQ(8, emit_u32(self->fd, sdon.write_index, 2));
+	EXPECT_EQ(8, emit_u32(self->fd, sd.write_index, 3));
 
 	UE_ASSERT_TRACE(NULL, PREFIX "sd", "v=3\n");
 	UE_ASSERT_TRACE(NULL, PREFIX "sdon", "");
@@ -770,17 +769,14 @@ TEST_F(ft, traceoff_trigger)
 {
 	const char *trigger = ue_event_file(NULL, PREFIX "off", "trigger");
 	char *on;
-	__u32 idx, v;
+	__u32 idx;
 
 	idx = reg_enabled(_metadata, self->fd, self->status,
 			  PREFIX "off u32 v", PREFIX "off");
-	v = 1;
-	EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+	EXPECT_EQ(8, emit_u32(self->fd, idx, 1));
 	ASSERT_EQ(0, ue_write_file(trigger, "traceoff\n", O_APPEND));
-	v = 2;
-	EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
-	v = 3;
-	EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+	EXPECT_EQ(8, emit_u32(self->fd, idx, 2));
+	EXPECT_EQ(8, emit_u32(self->fd, idx, 3));
 
 	on = ue_read_file("tracing_on");
 	ASSERT_EQ(0, ue_write_file(trigger, "!traceoff\n", O_APPEND));
@@ -789,28 +785,39 @@ TEST_F(ft, traceoff_trigger)
 	EXPECT_STREQ("0\n", on);
 	free(on);
 
-	v = 4;
-	EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+	EXPECT_EQ(8, emit_u32(self->fd, idx, 4));
 	UE_ASSERT_TRACE(NULL, PREFIX "off", "v=1\nv=2\nv=4\n");
 }
 
 /*
- * The line after the record of @name with text @text in the top-level
- * trace, or NULL
+ * The line of the record of event @name with text @text in the top-level
+ * @trace, or NULL
  */
+static char *record_line(char *trace, const char *name, const char *text)
+{
+	char key[128], *hit;
+
+	snprintf(key, sizeof(key), ": %s: %s\n", name, text);
+	hit = strstr(trace, key);
+	if (!hit)
+		return NULL;
+	while (hit > trace && hit[-1] != '\n')
+		hit--;
+	return hit;
+}
+
+/* The line after the record of @name with text @text, or NULL */
 static char *line_after(const char *name, const char *text)
 {
-	char *trace = ue_read_file("trace"), *hit, *next, *end, *line = NULL;
-	char key[128];
+	char *trace = ue_read_file("trace"), *rec, *next, *line = NULL;
 
 	if (!trace)
 		return NULL;
-	snprintf(key, sizeof(key), ": %s: %s\n", name, text);
-	hit = strstr(trace, key);
-	if (hit) {
-		next = hit + strlen(key);
-		end = strchr(next, '\n');
-		line = strndup(next, end ? end - next : strlen(next));
+	rec = record_line(trace, name, text);
+	next = rec ? strchr(rec, '\n') : NULL;
+	if (next) {
+		next++;
+		line = strndup(next, strcspn(next, "\n"));
 	}
 	free(trace);
 
@@ -827,7 +834,7 @@ TEST_F(ft, stack_options)
 		"<stack trace>", "<user stack trace>",
 	};
 	char *line;
-	__u32 idx, v;
+	__u32 idx;
 	int i;
 
 	idx = reg_enabled(_metadata, self->fd, self->status,
@@ -836,11 +843,9 @@ TEST_F(ft, stack_options)
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, ue_clear_trace(NULL));
 		ASSERT_EQ(0, ue_write_file(option[i], "1\n", O_TRUNC));
-		v = 1;
-		EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+		EXPECT_EQ(8, emit_u32(self->fd, idx, 1));
 		ASSERT_EQ(0, ue_write_file(option[i], "0\n", O_TRUNC));
-		v = 2;
-		EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+		EXPECT_EQ(8, emit_u32(self->fd, idx, 2));
 
 		line = line_after(PREFIX "stk", "v=1");
 		ASSERT_NE(NULL, line);
@@ -859,26 +864,18 @@ TEST_F(ft, stack_options)
 /* "comm-pid [cpu] flags" of the record of @name with text @text, or NULL */
 static char *record_head(const char *name, const char *text)
 {
-	char *trace = ue_read_file("trace"), *hit, *start, *head = NULL;
-	char key[128];
+	char *trace = ue_read_file("trace"), *rec, *end, *head = NULL;
 
 	if (!trace)
 		return NULL;
-	snprintf(key, sizeof(key), ": %s: %s\n", name, text);
-	hit = strstr(trace, key);
-	if (hit) {
-		start = hit;
-		while (start > trace && start[-1] != '\n')
-			start--;
-		/* Up to the time stamp, which follows the flags */
-		hit = strstr(start, "] ");
-		if (hit) {
-			hit += 2;
-			hit += strcspn(hit, " ");
-			while (*start == ' ')
-				start++;
-			head = strndup(start, hit - start);
-		}
+	rec = record_line(trace, name, text);
+	/* Up to the time stamp, which follows the flags */
+	end = rec ? strstr(rec, "] ") : NULL;
+	if (end) {
+		end += 2;
+		end += strcspn(end, " ");
+		rec += strspn(rec, " ");
+		head = strndup(rec, end - rec);
 	}
 	free(trace);
 
@@ -895,7 +892,7 @@ TEST_F(ft, common_fields)
 	const char *filter = ue_event_file(NULL, PREFIX "cf", "filter");
 	char *plain, *checked, pid[32];
 	cpu_set_t cpus, saved;
-	__u32 idx, v;
+	__u32 idx;
 
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(saved), &saved));
 	CPU_ZERO(&cpus);
@@ -904,11 +901,9 @@ TEST_F(ft, common_fields)
 
 	idx = reg_enabled(_metadata, self->fd, self->status,
 			  PREFIX "cf u32 v", PREFIX "cf");
-	v = 1;
-	EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+	EXPECT_EQ(8, emit_u32(self->fd, idx, 1));
 	ASSERT_EQ(0, ue_write_file(filter, "v < 100\n", O_TRUNC));
-	v = 2;
-	EXPECT_EQ(8, ue_emit(self->fd, idx, &v, 4));
+	EXPECT_EQ(8, emit_u32(self->fd, idx, 2));
 	ASSERT_EQ(0, ue_write_file(filter, "0\n", O_TRUNC));
 	sched_setaffinity(0, sizeof(saved), &saved);
 
