@@ -4035,6 +4035,34 @@ user_events_write_index(struct file *file, u32 index,
 }
 
 /*
+ * Copy a small vectored write in whole, segment by segment: the index
+ * is usually an iovec of its own.  copy_from_iter() would do the same,
+ * with the bookkeeping of every kind of iterator.
+ */
+static __always_inline bool user_event_copy_small(u8 *dst,
+						  const struct iov_iter *iter,
+						  size_t size)
+{
+	const struct iovec *iov = iter->iov;
+	size_t skip = iter->iov_offset;
+	size_t len;
+
+	if (unlikely(!iter_is_iovec(iter))) {
+		struct iov_iter whole = *iter;
+
+		return copy_from_iter(dst, size, &whole) == size;
+	}
+	for (; size; iov++, skip = 0) {
+		len = min(iov->iov_len - skip, size);
+		if (copy_from_user(dst, iov->iov_base + skip, len))
+			return false;
+		dst += len;
+		size -= len;
+	}
+	return true;
+}
+
+/*
  * writev() and other vectored writes: the index may be split over iovecs.
  * A small write is copied in whole, as by user_events_write().
  */
@@ -4043,7 +4071,6 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 {
 	/* Written before being read: not zeroed (INIT_STACK_ALL_ZERO) */
 	u8 small[USER_EVENT_SMALL_WRITE] __uninitialized __aligned(4);
-	struct iov_iter whole __uninitialized;
 	struct user_event_payload payload = {};
 	size_t total = iov_iter_count(iter);
 	u32 index;
@@ -4053,8 +4080,7 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 
 	payload.size = total - sizeof(index);
 	if (total <= sizeof(small)) {
-		whole = *iter;
-		if (likely(copy_from_iter(small, total, &whole) == total)) {
+		if (likely(user_event_copy_small(small, iter, total))) {
 			memcpy(&index, small, sizeof(index));
 			payload.kbuf = small + sizeof(index);
 			return user_events_write_index(kiocb->ki_filp, index,
