@@ -1868,10 +1868,14 @@ TEST_F_TIMEOUT(en, page_under_userfaultfd, LONG_TIMEOUT)
 	ASSERT_EQ(0, ue_uffd_register(srv.uffd, word, UE_PAGE_SIZE));
 	ASSERT_EQ(0, pthread_create(&thread, NULL, uffd_serve, &srv));
 
-	/* The registration faults the page in: the handler serves it */
+	/*
+	 * The registration faults the page in: the handler serves it.  The
+	 * fault may end before the handler counts it: wait for the count.
+	 */
 	ASSERT_EQ(0, en_reg(self->fd, PREFIX "uffd u32 v", word, 4, 0, 0,
 			    NULL));
-	ASSERT_EQ(1, srv.served);
+	ASSERT_TRUE(uffd_served(&srv, 0));
+	ASSERT_EQ(1, __atomic_load_n(&srv.served, __ATOMIC_ACQUIRE));
 	ASSERT_EQ(0xf0f0f0f0, *word);
 
 	/* The page dropped, the worker faults it in when the event changes */
