@@ -23,7 +23,9 @@
 # the series first changes samples/user_events/ the sample programs, from
 # the one that first changes the selftests the user_events kselftests,
 # which then run in the test VM (plain flavour) on the commit's kernel,
-# unless nothing they test changed since the previous commit.
+# unless nothing they test changed since the previous commit: all of them
+# after a change of the kernel or their shared header, else only the
+# programs the commit changes (be_programs_to_run).
 # A commit fails when a step fails, USER_EVENTS (or SAMPLE_USER_EVENTS,
 # once its Kconfig entry exists) is not in its .config, the compiler
 # warns, or a selftest fails or the kernel log has a report.
@@ -69,7 +71,7 @@ be_make_config() {
 # be_commit: build the commit checked out in $BE_SRC; prints the steps done
 # (or the reason of the failure) and returns non-zero when it failed.
 be_commit() {
-	local off steps=kernel w ksft=tools/testing/selftests/user_events
+	local off steps=kernel w progs ksft=tools/testing/selftests/user_events
 	local TREE=$BE_SRC BUILD_DIR=$BE_OUT
 	off=$(stat -c %s "$BE_LOG")
 
@@ -119,21 +121,44 @@ be_commit() {
 	if [[ $steps == *selftests* ]]; then
 		if git -C "$BE_SRC" diff --quiet HEAD~ HEAD -- kernel/ include/ mm/ "$ksft/"; then
 			steps+=" (not run: nothing they test changed)"
+		elif ! progs=$(be_programs_to_run); then
+			steps+=" (not run: no test program changed)"
 		else
-			be_selftests || { echo "$steps; $BE_FAILS"; return 1; }
-			steps+=" ($VM_PASS passed)"
+			be_selftests "$progs" || { echo "$steps; $BE_FAILS"; return 1; }
+			steps+=" ($VM_PASS passed${progs:+ in $progs})"
 		fi
 	fi
 	echo "$steps"
 }
 
-# be_selftests: run the commit's selftests on its kernel; BE_FAILS says
-# what failed.
+# be_programs_to_run: the selftest programs the commit checked out in
+# $BE_SRC must run: all of them (an empty line) when it changes the kernel
+# or the tests' shared header; else the programs whose source it changes,
+# as the others passed on the same kernel at the commit before (the
+# Makefile and config changes of a test patch are checked by the build).
+# Fails when there is none: a commit of the benchmark alone.
+be_programs_to_run() {
+	local ksft=tools/testing/selftests/user_events f progs=()
+	if ! git -C "$BE_SRC" diff --quiet HEAD~ HEAD -- kernel/ include/ mm/ \
+		"$ksft/user_events_selftests.h"; then
+		echo
+		return 0
+	fi
+	while IFS= read -r f; do
+		f=${f##*/}
+		progs+=("${f%.c}")
+	done < <(git -C "$BE_SRC" diff --name-only HEAD~ HEAD -- "$ksft/*_test.c")
+	((${#progs[@]})) || return 1
+	echo "${progs[*]}"
+}
+
+# be_selftests [PROGRAMS]: run the commit's selftests (those named, or all)
+# on its kernel; BE_FAILS says what failed.
 be_selftests() {
 	# shellcheck disable=SC2034 # used by vm_selftests and vm_boot
 	local KSFT_DIR=$BE_DIR/kselftest BZIMAGE=$BE_OUT/arch/x86/boot/bzImage \
 		RUNS_DIR=$BE_DIR/runs UE_FLAVOUR=''
-	vm_selftests "" 2>> "$BE_LOG"
+	vm_selftests "${1:-}" 2>> "$BE_LOG"
 	BE_FAILS="selftests failed (run: $VM_SCRATCH): $(short_list 4 "${VM_FAILS[@]}")"
 	((${#VM_FAILS[@]} == 0 && VM_PASS > 0))
 }
