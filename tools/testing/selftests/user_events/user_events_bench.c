@@ -9,7 +9,8 @@
  * ftrace, perf or an eBPF program attached; the same payload written to
  * trace_marker_raw and passed to a function of this program that has a
  * uprobe; writes with 1, 100 and 4095 registered events and the cost of
- * registering them; one and two threads writing the same or two events;
+ * registering them; one and two threads writing the same or two events,
+ * beside two threads writing /dev/null and trace_marker_raw;
  * the same write() and disabled check for an event registered with an
  * enable bit (the registration layout of Linux 6.4+); the time ftrace
  * takes to enable and disable an event that 1, 100 or 1000 processes
@@ -1088,38 +1089,58 @@ static double workers_run(void)
 }
 
 /*
- * Thread configurations: one thread on A; two threads on A through one
- * shared fd; two on A through an fd each; two on A and B, an fd each.
+ * Thread configurations: one thread, then two, each writing through an fd
+ * of its own unless said otherwise.  /dev/null and trace_marker_raw show
+ * how far the machine itself lets two threads scale: the user_events rows
+ * are compared with them in the same rounds.
  */
-#define NR_TCONF 5
+struct tconf {
+	const char *name;
+	struct op *op[2];	/* the second is NULL for one thread */
+	int one;		/* the one-thread configuration, or -1 */
+};
 
-static void tconf_set(int c, struct op *null8, struct op *a0, struct op *a2,
-		      struct op *b1, long iters)
+enum {
+	TC_NULL, TC_NULL2, TC_MARKER, TC_MARKER2, TC_UE, TC_UE_SHARED,
+	TC_UE_SAME, TC_UE_TWO, NR_TCONF
+};
+
+static void tconf_set(const struct tconf *tc, long iters)
 {
-	static const int two[NR_TCONF] = { 0, 0, 1, 1, 1 };
+	int i;
 
-	workers[0].op = c == 0 ? null8 : a0;
-	workers[1].op = NULL;
-	if (two[c])
-		workers[1].op = c == 2 ? a0 : c == 3 ? a2 : b1;
-	workers[0].iters = iters;
-	workers[1].iters = iters;
+	for (i = 0; i < 2; i++) {
+		workers[i].op = tc->op[i];
+		workers[i].iters = iters;
+	}
 }
 
 static void phase_threads(void)
 {
-	static const char * const names[NR_TCONF] = {
-		"write() to /dev/null, 1 thread",
-		"user_events write(), ftrace, 1 thread",
-		"2 threads, same event, one shared fd",
-		"2 threads, same event, one fd each",
-		"2 threads, two events, one fd each",
-	};
-	double ns[NR_TCONF][MAX_ROUNDS], q[MAX_ROUNDS], end, t;
-	struct op null8, a0, a2, b1;
+	double ns[NR_TCONF][MAX_ROUNDS], q[MAX_ROUNDS], speedup[NR_TCONF];
+	struct op null[2], marker[2], a0, a2, b1;
 	int ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int c, i, r;
+	int null2_fd, marker2_fd, c, i, r;
+	struct tconf tc[NR_TCONF] = {
+		[TC_NULL] = { "write() to /dev/null, 1 thread",
+			      { &null[0] }, -1 },
+		[TC_NULL2] = { "write() to /dev/null, 2 threads",
+			       { &null[0], &null[1] }, TC_NULL },
+		[TC_MARKER] = { "trace_marker_raw write(), 1 thread",
+				{ &marker[0] }, -1 },
+		[TC_MARKER2] = { "trace_marker_raw write(), 2 threads",
+				 { &marker[0], &marker[1] }, TC_MARKER },
+		[TC_UE] = { "user_events write(), ftrace, 1 thread",
+			    { &a0 }, -1 },
+		[TC_UE_SHARED] = { "2 threads, same event, one shared fd",
+				   { &a0, &a0 }, TC_UE },
+		[TC_UE_SAME] = { "2 threads, same event, one fd each",
+				 { &a0, &a2 }, TC_UE },
+		[TC_UE_TWO] = { "2 threads, two events, one fd each",
+				{ &a0, &b1 }, TC_UE },
+	};
 	long iters;
+	double end;
 	struct row *row;
 
 	say("phase threads: %s and %s enabled, %d CPUs", EVENT_A, EVENT_B,
@@ -1127,20 +1148,33 @@ static void phase_threads(void)
 	ue_fd[1] = ue_open_reg(EVENT_B);
 	ue_fd[2] = ue_open_reg(EVENT_A);
 	ftrace_enable(EVENT_B, true);
+	null2_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	marker2_fd = open(tpath("trace_marker_raw"), O_WRONLY | O_CLOEXEC);
+	if (null2_fd < 0 || marker2_fd < 0)
+		die("open /dev/null or trace_marker_raw");
 
-	memset(&null8, 0, sizeof(null8));
-	null8.kind = OP_NULL;
-	null8.name = names[0];
-	null8.fd = null_fd;
-	null8.size = sizes[0];
-	a0 = null8;
+	memset(&null[0], 0, sizeof(null[0]));
+	null[0].kind = OP_NULL;
+	null[0].fd = null_fd;
+	null[0].size = sizes[0];
+	null[1] = null[0];
+	null[1].fd = null2_fd;
+	marker[0] = null[0];
+	marker[0].kind = OP_MARKER;
+	marker[0].fd = marker_fd;
+	marker[1] = marker[0];
+	marker[1].fd = marker2_fd;
+	a0 = null[0];
 	a0.kind = OP_WRITE;
-	a0.name = names[1];
 	a0.fd = ue_fd[0];
 	a2 = a0;
 	a2.fd = ue_fd[2];
 	b1 = a0;
 	b1.fd = ue_fd[1];
+	for (c = 0; c < NR_TCONF; c++)
+		for (i = 0; i < 2; i++)
+			if (tc[c].op[i])
+				tc[c].op[i]->name = tc[c].name;
 
 	pthread_barrier_init(&go_barrier, NULL, 3);
 	pthread_barrier_init(&done_barrier, NULL, 3);
@@ -1156,17 +1190,16 @@ static void phase_threads(void)
 	end = now_ns() + cfg.warmup_ms * 1e6;
 	while (now_ns() < end) {
 		for (c = 0; c < NR_TCONF; c++) {
-			tconf_set(c, &null8, &a0, &a2, &b1, iters / 4 + 1);
+			tconf_set(&tc[c], iters / 4 + 1);
 			workers_run();
 		}
 	}
 	for (r = 0; r < cfg.rounds; r++) {
 		for (i = 0; i < NR_TCONF; i++) {
 			c = r & 1 ? NR_TCONF - 1 - i : i;
-			tconf_set(c, &null8, &a0, &a2, &b1, iters);
-			t = workers_run();
-			/* wall time per event written, all threads together */
-			ns[c][r] = t / (iters * (c >= 2 ? 2 : 1));
+			tconf_set(&tc[c], iters);
+			/* wall time per write, all threads together */
+			ns[c][r] = workers_run() / (iters * (tc[c].op[1] ? 2 : 1));
 		}
 	}
 
@@ -1179,20 +1212,26 @@ static void phase_threads(void)
 
 	for (c = 0; c < NR_TCONF; c++) {
 		for (r = 0; r < cfg.rounds; r++)
-			q[r] = ns[c][r] / ns[0][r];
-		row = add_row("threads", names[c], sizes[0],
+			q[r] = ns[c][r] / ns[TC_NULL][r];
+		row = add_row("threads", tc[c].name, sizes[0],
 			      median(ns[c], cfg.rounds), median(q, cfg.rounds));
-		if (c < 2)
+		speedup[c] = 0;
+		if (tc[c].one < 0)
 			continue;
 		for (r = 0; r < cfg.rounds; r++)
-			q[r] = ns[1][r] / ns[c][r];
-		note(row, "throughput %.2fx one thread",
-		     median(q, cfg.rounds));
-		if (c == 4)
-			res.speedup_two_events = median(q, cfg.rounds);
+			q[r] = ns[tc[c].one][r] / ns[c][r];
+		speedup[c] = median(q, cfg.rounds);
+		if (c == TC_UE_TWO)
+			note(row, "throughput %.2fx one thread (/dev/null %.2fx, marker %.2fx)",
+			     speedup[c], speedup[TC_NULL2], speedup[TC_MARKER2]);
+		else
+			note(row, "throughput %.2fx one thread", speedup[c]);
 	}
+	res.speedup_two_events = speedup[TC_UE_TWO];
 
 	ftrace_enable(EVENT_B, false);
+	close(null2_fd);
+	close(marker2_fd);
 	close(ue_fd[1]);
 	close(ue_fd[2]);
 	ue_fd[1] = -1;
@@ -1912,19 +1951,27 @@ static void phase_bits(void)
 	ue_delete(EVENT_B);
 }
 
+/* A result stays 0 when its phase did not run (-p) */
+static double measured(double value)
+{
+	return value > 0 ? value : NOT_MEASURED;
+}
+
 static void add_targets(void)
 {
 	char what[80];
 	double worst;
 	int s;
 
-	target("disabled check, x null write", res.check_x, 0.01, true, "x");
+	target("disabled check, x null write", measured(res.check_x), 0.01,
+	       true, "x");
 	for (s = 0; s < NR_SIZES; s++) {
+		/* -1: too large for trace_marker_raw */
 		if (res.write_vs_marker[s] < 0)
 			continue;
 		snprintf(what, sizeof(what),
 			 "write(), ftrace, x trace_marker_raw, %d B", sizes[s]);
-		target(what, res.write_vs_marker[s], 1.0, true, "x");
+		target(what, measured(res.write_vs_marker[s]), 1.0, true, "x");
 	}
 	for (s = 0; s < NR_SIZES; s++) {
 		snprintf(what, sizeof(what),
@@ -1946,14 +1993,13 @@ static void add_targets(void)
 		 res.events_n[2] ? res.events_n[2] : EVENTS_MAX);
 	target(what, worst, 1.10, true, "x");
 	target("2 threads on 2 events, throughput x 1 thread",
-	       res.speedup_two_events > 0 ? res.speedup_two_events : NOT_MEASURED,
-	       1.9, false, "x");
+	       measured(res.speedup_two_events), 1.9, false, "x");
 	snprintf(what, sizeof(what), "register the %dth event, x the 10th",
 		 res.reg_hi ? res.reg_hi : 4000);
 	target(what, res.reg_hi_ns > 0 && res.reg_lo_ns > 0 ?
 	       res.reg_hi_ns / res.reg_lo_ns : NOT_MEASURED, 2.0, true, "x");
 	target("enabling an event during fork()+exit of 32768 bits, x idle",
-	       res.bits_busy_x > 0 ? res.bits_busy_x : NOT_MEASURED, 2.0, true, "x");
+	       measured(res.bits_busy_x), 2.0, true, "x");
 }
 
 /* --- setup and main ----------------------------------------------------- */
