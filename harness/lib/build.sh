@@ -77,10 +77,19 @@ rotate_log() {
 	fi
 }
 
+# cmd_build [--kernel-only]: the kernel, then what the guest runs beside
+# it (the same for every flavour: "harness/ue test" builds it once).
 cmd_build() {
+	local kernel_only=0
+	case ${1:-} in
+	--kernel-only) kernel_only=1 ;;
+	'') ;;
+	*) die "build: unknown argument '$1'" ;;
+	esac
 	once cmd_config
 	rotate_log
 	build_kernel
+	((kernel_only)) && return 0
 	build_headers
 	build_selftests
 	build_samples

@@ -108,12 +108,70 @@ fingerprint() {
 }
 
 # once CMD ARGS: run a step at most once per harness invocation (the steps
-# call their prerequisites, so "test" would otherwise repeat them).
+# call their prerequisites, so "test" would otherwise repeat them).  A
+# harness/ue started by another gets the steps its parent did already in
+# UE_ONCE_DONE (once_export), so that it does not redo them either.
 declare -A _UE_DONE=()
+for _step in ${UE_ONCE_DONE:-}; do
+	_UE_DONE[$_step]=1
+done
+unset _step
 once() {
 	[[ -v _UE_DONE[$1] ]] && return 0
 	_UE_DONE[$1]=1
 	"$@"
+}
+
+# once_export: pass the steps done to the harness/ue processes started
+# from now on.
+once_export() {
+	UE_ONCE_DONE="${!_UE_DONE[*]}"
+	export UE_ONCE_DONE
+}
+
+# --- Phase times ---------------------------------------------------------------
+
+# Wall-clock time of each phase of a command, for its closing table: when
+# the phase started (seconds after PHASE_T0) and how long it took.  Phases
+# may overlap (a VM runs while the next kernel builds).
+PHASE_T0=$(date +%s)
+declare -a PHASE_ORDER=()
+declare -A PHASE_START=() PHASE_SECS=()
+
+# phase_add NAME START END: record phase NAME, from START to END (epoch
+# seconds); a phase recorded twice adds up.
+phase_add() {
+	local name=$1 start=$2 end=$3
+	if [[ ! -v PHASE_SECS[$name] ]]; then
+		PHASE_ORDER+=("$name")
+		PHASE_START[$name]=$((start - PHASE_T0)) PHASE_SECS[$name]=0
+	fi
+	PHASE_SECS[$name]=$((PHASE_SECS[$name] + end - start))
+}
+
+# phase NAME CMD...: run CMD as phase NAME; CMD's exit status.
+phase() {
+	local name=$1 t0 rc=0
+	shift
+	t0=$(now)
+	"$@" || rc=$?
+	phase_add "$name" "$t0" "$(now)"
+	return "$rc"
+}
+
+# mmss SECONDS: "M:SS".
+mmss() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
+
+# phase_table: the phases recorded, as a Markdown table, in the order
+# they started (also saved, for RESULTS.md, by the caller).
+phase_table() {
+	local name
+	printf '| phase | starts at | takes |\n|---|--:|--:|\n'
+	for name in "${PHASE_ORDER[@]}"; do
+		printf '%d\t| %s | %s | %s |\n' "${PHASE_START[$name]}" "$name" \
+			"$(mmss "${PHASE_START[$name]}")" "$(mmss "${PHASE_SECS[$name]}")"
+	done | sort -s -n -k1,1 | cut -f2-
+	printf '| **whole run** | | **%s** |\n' "$(mmss $(($(now) - PHASE_T0)))"
 }
 
 # lock_cache exclusive|shared: serialise harness/ue processes sharing one

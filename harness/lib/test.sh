@@ -23,9 +23,15 @@ declare -A FLAVOUR_KSELFTEST_TIMEOUT=([debug]=1200)
 declare -a CHECK_ORDER=()
 declare -A CHECK_PASS=() CHECK_FAIL=() CHECK_SKIP=()
 
-# record NAME PASS FAIL SKIP: add to a check's counts.
+# record NAME PASS FAIL SKIP: add to a check's counts.  In a job run in
+# the background (RECORD_TO set), the counts go to the file RECORD_TO, for
+# record_replay to add once the job is done.
 record() {
 	local name=$1
+	if [[ -n ${RECORD_TO:-} ]]; then
+		printf '%s\t%s\t%s\t%s\n' "$@" >> "$RECORD_TO"
+		return
+	fi
 	[[ -v CHECK_PASS[$name] ]] || {
 		CHECK_ORDER+=("$name")
 		CHECK_PASS[$name]=0 CHECK_FAIL[$name]=0 CHECK_SKIP[$name]=0
@@ -77,11 +83,22 @@ tap_count() {
 	' "$1"
 }
 
-# check_tap NAME FILE: count a TAP file as check NAME, printing failures.
-# A check the VM stopped in (guest-run's FILE.tmp is left) counts what it
-# reported, and one failure showing where it stopped.
+# record_replay FILE: add the counts a background job recorded.
+record_replay() {
+	local name p f s
+	[[ -f $1 ]] || return 0
+	while IFS=$'\t' read -r name p f s; do
+		record "$name" "$p" "$f" "$s"
+	done < "$1"
+}
+
+# check_tap NAME FILE [EMPTY_OK]: count a TAP file as check NAME, printing
+# failures.  A check the VM stopped in (guest-run's FILE.tmp is left) counts
+# what it reported, and one failure showing where it stopped.  A file
+# without any result is a failure, unless EMPTY_OK is 1 (a VM that found
+# nothing left to do in a queue it shared with others).
 check_tap() {
-	local name=$1 file=$2 p=0 f=0 s=0 kind desc
+	local name=$1 file=$2 empty_ok=${3:-0} p=0 f=0 s=0 kind desc
 	if [[ ! -f $file && -f $file.tmp ]]; then
 		printf '  FAIL %s: did not finish (the VM stopped); its last output:\n' "$name"
 		tail -n 15 "$file.tmp" | sed 's/^/       | /'
@@ -100,7 +117,7 @@ check_tap() {
 		CTX) printf '       | %s\n' "$desc" ;;
 		esac
 	done < <(tap_count "$file")
-	if ((p + f + s == 0)); then
+	if ((p + f + s == 0 && !empty_ok)); then
 		warn "test: $name: no test result in $file"
 		f=1
 	fi
@@ -158,7 +175,7 @@ check_kernel_log() {
 # --- checkpatch ------------------------------------------------------------
 
 check_checkpatch() {
-	local dir=$1 patch out ignore=()
+	local dir=$1 patch out ignore=() n=0
 	# The series lists its new files in MAINTAINERS in its last patch; the
 	# earlier patches would each get "does MAINTAINERS need updating?".
 	if grep -lq '^+++ b/MAINTAINERS' "$dir"/[0-9]*.patch 2>/dev/null; then
@@ -166,6 +183,7 @@ check_checkpatch() {
 	fi
 	for patch in "$dir"/[0-9]*.patch; do
 		[[ $patch == */0000-cover-letter.patch ]] && continue
+		n=$((n + 1))
 		# Debian's python3 first: scripts/spdxcheck.py needs its ply and git.
 		if out=$(cd "$TREE" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict --color=never \
 			"${ignore[@]}" "$patch" 2>&1); then
@@ -176,7 +194,9 @@ check_checkpatch() {
 			record checkpatch 0 1 0
 		fi
 	done
-	[[ -v CHECK_PASS[checkpatch] ]] || record checkpatch 0 1 0
+	# No patch at all is a failure.  (Counted here: in the background,
+	# record writes to RECORD_TO, not to CHECK_PASS.)
+	((n)) || record checkpatch 0 1 0
 }
 
 # --- Compiler and sparse warnings ---------------------------------------------
@@ -224,11 +244,22 @@ check_prefix() {
 	[[ -z $UE_FLAVOUR ]] || printf '%s:\n' "$UE_FLAVOUR"
 }
 
-# test_build: build the current flavour; a failure is one failed check
-# "build" (the other flavours and the patches are still checked).  The
-# build runs as its own process so that "set -e" holds inside it.
+# test_build [--kernel-only] [--nice]: build the current flavour (only its
+# kernel with --kernel-only: the headers, selftests and samples are the
+# same for every flavour; at the lowest CPU priority with --nice, beside a
+# test VM); a failure is one failed check "build" (the other flavours and
+# the patches are still checked).  The build runs as its own process so
+# that "set -e" holds inside it.
 test_build() {
-	UE_LOCK_HELD=1 "$HARNESS_DIR/ue" build && return 0
+	local args=() nice=()
+	while (($#)); do
+		case $1 in
+		--kernel-only) args+=("$1") ;;
+		--nice) nice=(nice -n 19) ;;
+		esac
+		shift
+	done
+	UE_LOCK_HELD=1 "${nice[@]}" "$HARNESS_DIR/ue" build "${args[@]}" && return 0
 	echo "  FAIL $(check_prefix)build: see the errors above and $BUILD_LOG"
 	record "$(check_prefix)build" 0 1 0
 	return 1
@@ -297,23 +328,90 @@ vm_selftests() {
 	done
 }
 
-# test_in_vm: boot the current flavour once, run harness/checks/guest-run,
-# count its results and the kernel log.
-test_in_vm() {
-	local scratch vmrc=0 check name prefix flavour
-	local timeout
-	timeout=$(test_vm_timeout)
+# The test VMs a flavour's checks are shared by, booted side by side:
+# 50-kselftest of each takes the next program from a queue they share
+# (harness/checks/guest-run).  The debug kernel's checks take over twice
+# as long as its build, run mostly on one vCPU and so leave a host core
+# idle: two VMs do them in about half the time (RESULTS.md, Test run
+# timings).  UE_VM_LANES, when set, applies to every flavour.
+declare -A FLAVOUR_VM_LANES=([debug]=2)
+
+test_vm_lanes() {
+	printf '%s\n' "${UE_VM_LANES:-${FLAVOUR_VM_LANES[$(flavour_name)]:-1}}"
+}
+
+# Each VM of the current test: its scratch directory, in start order, and
+# its flavour.
+declare -a TEST_VMS=() TEST_VM_PIDS=()
+declare -A TEST_VM_FLAVOUR=()
+
+# lane_runs_check SCRIPT LANE: does the guest check SCRIPT run in VM LANE
+# (guest-run's rule)?
+lane_runs_check() {
+	(($2 == 1)) || grep -qx '# lanes: all' "$1"
+}
+
+# test_vms_start: boot the test VMs of the current flavour in the
+# background, each running harness/checks/guest-run; their output is
+# shown as it comes, each line headed by the VM's name.
+test_vms_start() {
+	local flavour lanes lane scratch name timeout shared=
 	# Seen by the guest (scratch_cmd passes every UE_ variable).
 	local UE_KSELFTEST_TIMEOUT=${UE_KSELFTEST_TIMEOUT:-${FLAVOUR_KSELFTEST_TIMEOUT[$(flavour_name)]:-}}
-	flavour=$(flavour_name) prefix=$(check_prefix)
-	lock_cache shared           # let others boot, not rebuild, meanwhile
-	scratch=$(scratch_new)
-	scratch_cmd "$scratch" run "$HARNESS_DIR/checks/guest-run"
-	log "test: running the checks in the $flavour kernel (timeout ${timeout}s)"
-	vm_boot "$scratch" run "$timeout" || vmrc=$?
+	local UE_LANES UE_LANE VM_SHARED=
+	flavour=$(flavour_name) lanes=$(test_vm_lanes) timeout=$(test_vm_timeout)
+	UE_LANES=$lanes
+	need_kernel
+	initramfs_build             # once, before the VMs look at it
+	for ((lane = 1; lane <= lanes; lane++)); do
+		scratch=$(scratch_new)
+		if ((lanes > 1 && lane == 1)); then
+			shared=$scratch/vm-shared
+			mkdir -p "$shared"
+		fi
+		VM_SHARED=$shared UE_LANE=$lane
+		name=$flavour$( ((lanes == 1)) || echo "#$lane")
+		printf '%s\n' "$name" > "$scratch/vm-name"
+		printf '%s\n' "$lane" > "$scratch/vm-lane"
+		scratch_cmd "$scratch" run "$HARNESS_DIR/checks/guest-run"
+		log "test: running the checks in the $name kernel VM (timeout ${timeout}s, scratch $scratch)"
+		(
+			rc=0 t0=$(now)
+			vm_boot "$scratch" run "$timeout" || rc=$?
+			printf '%s %s %s\n' "$rc" "$t0" "$(now)" > "$scratch/vm-result"
+		) 2>&1 | sed -u "s/^/[$name] /" &
+		TEST_VM_PIDS+=("$!")
+		TEST_VMS+=("$scratch")
+		TEST_VM_FLAVOUR[$scratch]=$flavour
+	done
+}
 
+# test_vms_wait: wait for the VMs started, count the results of each
+# (the current flavour stays).
+test_vms_wait() {
+	local scratch rc t0 t1 name flavour
+	flavour=$(flavour_name)
+	wait "${TEST_VM_PIDS[@]}" || true
+	for scratch in "${TEST_VMS[@]}"; do
+		flavour_use "${TEST_VM_FLAVOUR[$scratch]}"
+		name=$(<"$scratch/vm-name")
+		rc=125 t0=$(now) t1=$t0
+		[[ ! -f $scratch/vm-result ]] || read -r rc t0 t1 < "$scratch/vm-result"
+		phase_add "VM $name" "$t0" "$t1"
+		test_vm_count "$scratch" "$rc"
+	done
+	TEST_VMS=() TEST_VM_PIDS=()
+	test_kselftest_empty_check
+	flavour_use "$flavour"
+}
+
+# test_vm_count SCRATCH STATUS: count the results of the test VM that ran
+# in SCRATCH and ended with STATUS (vm_boot's), and its phase times.
+test_vm_count() {
+	local scratch=$1 vmrc=$2 check name prefix lane timeout
+	prefix=$(check_prefix) lane=$(<"$scratch/vm-lane") timeout=$(test_vm_timeout)
 	echo
-	echo "=== Results of the $flavour kernel (run directory: $scratch) ==="
+	echo "=== Results of the $(<"$scratch/vm-name") kernel VM (run directory: $scratch) ==="
 	if ((vmrc == 124)); then
 		printf '  FAIL %svm: the test VM was stopped after its timeout of %ds\n' "$prefix" "$timeout"
 		record "${prefix}vm" 0 1 0
@@ -322,14 +420,147 @@ test_in_vm() {
 		record "${prefix}vm" 0 1 0
 	fi
 	for check in "$HARNESS_DIR"/checks/guest/*.sh; do
+		lane_runs_check "$check" "$lane" || continue
 		name=$(basename "$check" .sh)
-		check_tap "$prefix${name#[0-9][0-9]-}" "$scratch/checks/$name.tap"
+		# The VMs of a flavour share its selftests: one may get none.
+		check_tap "$prefix${name#[0-9][0-9]-}" "$scratch/checks/$name.tap" \
+			"$([[ $name == 50-kselftest && -f $scratch/shared ]] && echo 1 || echo 0)"
 	done
 	check_kernel_log "$scratch" "${prefix}kernel-log"
+	test_vm_phases "$scratch"
 }
 
+# test_kselftest_empty_check: the VMs that shared a queue of selftests
+# ran at least one of them between them.
+test_kselftest_empty_check() {
+	local name
+	for name in "${CHECK_ORDER[@]}"; do
+		[[ $name == *kselftest ]] || continue
+		((CHECK_PASS[$name] + CHECK_FAIL[$name] + CHECK_SKIP[$name])) && continue
+		printf '  FAIL %s: no selftest ran in any VM\n' "$name"
+		record "$name" 0 1 0
+	done
+}
+
+# test_vm_phases SCRATCH: the time of each guest check and each selftest
+# program of the VM, as phases "VM NAME: CHECK".
+test_vm_phases() {
+	local scratch=$1 name vm t0 t1 prog secs
+	vm=$(<"$scratch/vm-name")
+	for name in "$scratch"/checks/*.time; do
+		[[ -f $name ]] || continue
+		read -r t0 t1 < "$name"
+		phase_add "VM $vm: $(basename "$name" .time)" "$t0" "$t1"
+	done
+	[[ -f $scratch/checks/50-kselftest.tap ]] || return 0
+	while read -r prog secs; do
+		KSELFTEST_SECS[$vm $prog]=$secs
+		KSELFTEST_PROGS[$prog]=1
+	done < <(sed -n 's/^# ue-time: //p' "$scratch/checks/50-kselftest.tap")
+}
+
+# Seconds each selftest program took, by "VM PROGRAM".
+declare -A KSELFTEST_SECS=() KSELFTEST_PROGS=()
+
+# kselftest_table: the seconds of each selftest program in each flavour
+# (the VMs of a flavour merged), as a Markdown table.
+kselftest_table() {
+	local prog key f flavours=() row
+	for key in "${!KSELFTEST_SECS[@]}"; do
+		f=${key%% *} f=${f%#*}
+		[[ " ${flavours[*]} " == *" $f "* ]] || flavours+=("$f")
+	done
+	((${#flavours[@]})) || return 0
+	printf '| program |%s\n|---|%s\n' "$(printf ' %s |' "${flavours[@]}")" \
+		"$(printf -- '--:|%.0s' "${flavours[@]}")"
+	for prog in $(printf '%s\n' "${!KSELFTEST_PROGS[@]}" | sort); do
+		row="| $prog |"
+		for f in "${flavours[@]}"; do
+			row+=" $(kselftest_secs "$f" "$prog") |"
+		done
+		printf '%s\n' "$row"
+	done
+}
+
+# kselftest_secs FLAVOUR PROGRAM: "M:SS (VM n)" or "-"
+kselftest_secs() {
+	local key
+	for key in "${!KSELFTEST_SECS[@]}"; do
+		[[ ${key#* } == "$2" ]] || continue
+		[[ ${key%% *} == "$1" || ${key%% *} == "$1#"* ]] || continue
+		key=${key%% *}
+		printf '%s%s\n' "$(mmss "${KSELFTEST_SECS[$key $2]}")" \
+			"$([[ $key != *#* ]] || echo " (VM ${key#*#})")"
+		return
+	done
+	echo -
+}
+
+# test_phase_report: the phase times of this run, printed and saved to
+# $UE_CACHE/last-test-phases.md.
+test_phase_report() {
+	local file=$UE_CACHE/last-test-phases.md
+	{
+		printf '%s, %s, series tree %s\n\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" \
+			"$(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)" \
+			"$(tgit rev-parse --short 'series^{tree}' 2>/dev/null || echo '?')"
+		phase_table
+		echo
+		kselftest_table
+	} > "$file"
+	echo
+	echo "=== Phase times (also in $file) ==="
+	sed 's/^/  /' "$file"
+}
+
+# test_bg_checks_start: the checks of the patch files (git am, htmldocs,
+# checkpatch: one CPU, a minute or two), in the background beside the
+# first build, at a lower priority than the build.
+test_bg_checks_start() {
+	BG_CHECKS_DIR=$(mktemp -d)
+	(
+		trap - INT TERM
+		renice -n 10 -p "$BASHPID" > /dev/null 2>&1 || true
+		t0=$(now)
+		RECORD_TO=$BG_CHECKS_DIR/records check_patch_files > "$BG_CHECKS_DIR/output" 2>&1 || true
+		printf '%s %s\n' "$t0" "$(now)" > "$BG_CHECKS_DIR/time"
+	) &
+	BG_CHECKS_PID=$!
+}
+
+# test_bg_checks_wait: wait for them, show their output, count them.
+test_bg_checks_wait() {
+	local t0 t1
+	wait "$BG_CHECKS_PID" || true
+	echo
+	echo "=== Checks of the patch files ==="
+	cat "$BG_CHECKS_DIR/output"
+	record_replay "$BG_CHECKS_DIR/records"
+	if [[ -f $BG_CHECKS_DIR/time ]]; then
+		read -r t0 t1 < "$BG_CHECKS_DIR/time"
+		phase_add "patch files: git am, htmldocs, checkpatch" "$t0" "$t1"
+	fi
+	rm -rf "$BG_CHECKS_DIR"
+}
+
+# test_abort: Ctrl-C or TERM: take the background VMs and checks down.
+test_abort() {
+	local pids
+	pids=$(jobs -p)
+	[[ -z $pids ]] || kill $pids 2>/dev/null
+	wait
+	exit 130
+}
+
+# cmd_test: the steps overlap where they can on two cores, each flavour's
+# build beside the previous flavour's VMs:
+#   packages, tree, series
+#   build of the first flavour        | checks of the patch files
+#   its VMs                           | build of the next flavour (nice)
+#   the next flavour's VMs ...
+# and end with the phase times and the summary.
 cmd_test() {
-	local t0 f first=1 host flavours=() built=()
+	local f first=1 host flavours=() userland=0 nice=() args=()
 	while (($#)); do
 		case $1 in
 		--flavour) (($# > 1)) || die "test: --flavour needs a name"; flavours+=("$2"); shift 2 ;;
@@ -344,29 +575,33 @@ cmd_test() {
 	for f in "${flavours[@]}"; do
 		flavour_use "$f"            # dies on an unknown flavour
 	done
-	t0=$(now)
-	once cmd_deps
-	# The patch files, once.
-	check_patch_files
-	# Every kernel is built before any VM boots: the builds hold the cache
-	# lock exclusively, the VMs only share it.
+	trap test_abort INT TERM
+	phase packages once cmd_deps
+	phase tree once cmd_tree
+	phase series once cmd_apply
+	once_export
+	test_bg_checks_start
 	for f in "${flavours[@]}"; do
 		flavour_use "$f"
-		test_build || continue
-		built+=("$f")
+		args=()
+		((userland == 0)) || args+=(--kernel-only)
+		# Beside running VMs, a build takes what CPU they leave.
+		nice=()
+		((${#TEST_VMS[@]} == 0)) || nice=(--nice)
+		phase "build $(flavour_name)" test_build "${args[@]}" "${nice[@]}" || continue
+		userland=1
+		# The VMs of the previous flavour, if still running, first.
+		((${#TEST_VMS[@]} == 0)) || phase "waiting for the VMs" test_vms_wait
+		test_vms_start
 		# Compiler and sparse warnings and the installed UAPI header
 		# (harness/lib/headerabi.sh), once: with the first kernel built.
 		if ((first)); then
-			check_warnings
-			check_headers
+			phase "host checks: warnings, headers" check_host
 			first=0
 		fi
 	done
-	for f in "${built[@]}"; do
-		flavour_use "$f"
-		test_in_vm
-	done
-	log "test: done in $(($(now) - t0))s"
+	((${#TEST_VMS[@]} == 0)) || test_vms_wait
+	test_bg_checks_wait
 	# Recorded for the cover letter, which is rewritten with it.  The
 	# checks of the patch files go with the plain kernel's results, or
 	# with the first flavour's when the plain kernel was not tested.
@@ -374,12 +609,20 @@ cmd_test() {
 	[[ " ${flavours[*]} " != *" plain "* ]] || host=plain
 	for f in "${flavours[@]}"; do
 		flavour_use "$f"
-		test_result_save "$(($(now) - t0))" "$([[ $f == "$host" ]] && echo 1 || echo 0)"
+		test_result_save "$(($(now) - PHASE_T0))" "$([[ $f == "$host" ]] && echo 1 || echo 0)"
 	done
 	if [[ -n $(sender_ident) ]]; then
 		cmd_series "$SERIES_OUT"
 	else
 		warn "test: no git identity to sign the series off with: $SERIES_OUT not rewritten ('harness/ue series' writes it with these results)"
 	fi
+	log "test: done in $(($(now) - PHASE_T0))s"
+	test_phase_report
 	test_summary
+}
+
+# check_host: the host checks of the first kernel built.
+check_host() {
+	check_warnings
+	check_headers
 }

@@ -13,6 +13,7 @@ UE_TIMEOUT=${UE_TIMEOUT:-900}              # seconds, "run"
 UE_SHELL_TIMEOUT=${UE_SHELL_TIMEOUT:-14400} # seconds, "shell"
 RUNS_KEEP=10                                 # scratch directories kept
 GUEST_SCRATCH=/run/ue                        # where the guest mounts scratch
+GUEST_SHARED=/run/ue-shared                  # and VM_SHARED (see vm_boot)
 
 # Kernel command line words a flavour needs.  The debug kernel runs ACPI's
 # AML interpreter so slowly under TCG that evaluating the PCI interrupt
@@ -87,6 +88,7 @@ scratch_cmd() {
 		done
 		printf 'export UE_SCRATCH=%q UE_CACHE=%q UE_REPO=%q UE_HARNESS=%q\n' \
 			"$GUEST_SCRATCH" "$UE_CACHE" "$REPO_DIR" "$HARNESS_DIR"
+		[[ -z ${VM_SHARED:-} ]] || printf 'export UE_SHARED=%q\n' "$GUEST_SHARED"
 		printf 'export TERM=%q\n' "${TERM:-linux}"
 		printf 'cd %q 2>/dev/null || cd /\n' "$PWD"
 		if [[ $mode == shell ]]; then
@@ -120,6 +122,10 @@ qemu_args() {
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
 		-virtfs "local,path=$scratch,mount_tag=scratch,security_model=none,multidevs=remap"
 	)
+	if [[ -n ${VM_SHARED:-} ]]; then
+		QEMU_ARGS+=(-virtfs "local,path=$VM_SHARED,mount_tag=shared,security_model=none,multidevs=remap")
+		: > "$scratch/shared"
+	fi
 	if [[ $mode == shell ]]; then
 		# Serial and monitor on the terminal (Ctrl-A X quits), logged too.
 		QEMU_ARGS+=(-chardev "stdio,id=con,mux=on,signal=off,logfile=$scratch/console.log"
@@ -150,7 +156,9 @@ vm_report() {
 }
 
 # vm_boot SCRATCH MODE TIMEOUT: boot, wait (streaming the command output in
-# "run" mode), and return the command's exit status.
+# "run" mode), and return the command's exit status.  VM_SHARED, when set,
+# is a host directory that the guest gets writable as $UE_SHARED, for
+# several VMs to share (harness/lib/test.sh).
 vm_boot() {
 	local scratch=$1 mode=$2 timeout=$3 qrc=0 t0 tailpid=
 	need_kernel
