@@ -118,6 +118,19 @@
 #define USER_EVENT_MMS_BITS	8
 /* Enable bits one address space may register at most */
 #define USER_EVENT_MM_ENABLERS_MAX	65536
+/*
+ * Enable bits that a change of an event's state writes itself, under
+ * event_mutex; user_event_enablers_work() writes the others, this many
+ * between two looks at whether anyone waits for the event's enablers.
+ */
+#define USER_EVENT_SYNC_ENABLERS	16
+/*
+ * Workers that the memory of one user's address spaces may hold, waiting
+ * for a fault or an mmap_lock: pages that a user never serves hold up its
+ * own address spaces and no more than this many workers.
+ */
+#define USER_EVENT_USER_WORKERS	4
+#define USER_EVENT_GATES_BITS	6
 /* Delay of user_event_gc() for an event only the tracing core holds */
 #define USER_EVENT_GC_RETRY_MS	10
 
@@ -186,8 +199,13 @@ struct user_kept_buffer {
  * @refcnt: one for existing, one per file slot, one per enabler, one per
  *	attached tracer
  * @enablers: the enable bits to maintain, under @enablers_lock
- * @enablers_lock: protects @enablers, and is held while their bits are
- *	written; taken inside the lock of an address space's enablers
+ * @enablers_lock: protects @enablers and @enablers_gen, and is held while
+ *	their bits are written; taken inside the lock of an address space's
+ *	enablers
+ * @enablers_gen: counts the changes of the event's state; an enabler whose
+ *	gen differs has not been written since the last one
+ * @enablers_work: writes the bits that a change of state left to it, see
+ *	user_event_update_enablers()
  * @name: event name: "NAME", or "NAME.ID" for a multi-format event
  * @fields: fields in record order
  * @nr_fields: number of @fields
@@ -212,7 +230,9 @@ struct user_event {
 	unsigned long detach_gp;
 	refcount_t refcnt;
 	struct list_head enablers;
-	struct mutex enablers_lock;	/* protects enablers */
+	struct mutex enablers_lock;	/* protects enablers, enablers_gen */
+	unsigned int enablers_gen;
+	struct work_struct enablers_work;
 	char *name;
 	struct user_field *fields;
 	int nr_fields;
@@ -275,10 +295,32 @@ struct user_event_write {
 };
 
 /**
+ * struct user_event_gate - the workers that one user's enable bits hold
+ * @node: entry in user_event_gates, hashed by @uid
+ * @uid: the user who registered the enable bits, or forked their copies
+ * @users: enablers that count against it, workers in @busy, address
+ *	spaces in @waiting
+ * @busy: workers that may be waiting for the memory of one of them
+ * @waiting: the address spaces whose worker waits for one of the others
+ *	to finish, to write the bit of such an enabler: a worker that is
+ *	done hands its place in @busy to the first of them
+ *
+ * Protected by user_event_gates_lock.
+ */
+struct user_event_gate {
+	struct hlist_node node;
+	kuid_t uid;
+	int users;
+	int busy;
+	struct list_head waiting;
+};
+
+/**
  * struct user_event_mm - the enablers of one address space
  * @node: entry in user_event_mms, hashed by @mm
  * @mm: the address space, mmgrab()ed
  * @refcnt: one while the address space lives, one while @work is queued
+ *	or waits at a gate
  * @lock: the enablers of the address space: @enablers, @table,
  *	@nr_enablers, @forks.  Held across waits for this address space's
  *	mmap_lock only, never across a fault, so that it can hold up its
@@ -290,6 +332,10 @@ struct user_event_write {
  * @pending: the enablers whose bit @work must write: their page was not
  *	present, or the mmap_lock was not free
  * @work: writes the bits of @pending, faulting their pages in
+ * @gate_link: entry in the address spaces waiting at the gate of the
+ *	user of the enabler @work is at, under user_event_gates_lock
+ * @granted: the gate whose place a worker that was done handed to @work,
+ *	under user_event_gates_lock
  * @forks: forks of the address space under way, see
  *	__user_events_fork_begin()
  * @rcu: frees it after lockless lookups
@@ -305,6 +351,8 @@ struct user_event_mm {
 	spinlock_t pending_lock;	/* protects pending */
 	struct list_head pending;
 	struct work_struct work;
+	struct list_head gate_link;
+	struct user_event_gate *granted;
 	int forks;
 	struct rcu_head rcu;
 };
@@ -328,6 +376,10 @@ struct user_event_mm {
  * @unregistered: dead, unregistered (its bit cleared if it could be), its
  *	event reference dropped, and kept in @umm for the forks under way,
  *	see user_event_mm_reap()
+ * @gen: the enablers_gen of @user when the bit was last written for a
+ *	change of its state, under its enablers_lock
+ * @gate: the workers of the user who registered the bit, or forked the
+ *	address space it was copied to
  * @refcnt: one for the lists, one while pending, one while a registration
  *	or the worker writes the bit
  */
@@ -344,6 +396,8 @@ struct user_event_enabler {
 	u8 bit;
 	bool dead;
 	bool unregistered;
+	unsigned int gen;
+	struct user_event_gate *gate;
 	refcount_t refcnt;
 };
 
@@ -403,9 +457,12 @@ static DEFINE_SPINLOCK(user_event_mms_lock);
 /*
  * The workers of the address spaces: a fault may keep one waiting as
  * long as its address space's owner wants, so they are not in a queue
- * that the rest of the kernel shares.
+ * that the rest of the kernel shares; struct user_event_gate bounds
+ * those of each user.
  */
 static struct workqueue_struct *user_event_mm_wq;
+static DEFINE_HASHTABLE(user_event_gates, USER_EVENT_GATES_BITS);
+static DEFINE_SPINLOCK(user_event_gates_lock);
 
 static int user_event_dyn_create(const char *raw_command);
 static int user_event_dyn_show(struct seq_file *m, struct dyn_event *ev);
@@ -1188,7 +1245,11 @@ static const struct file_operations user_status_fops = {
  * through the enabler's mm, never through current's.  One address space
  * must not hold up others: a change of state writes the bits whose page is
  * present and whose mmap_lock is free at once, and queues the others for
- * the worker of their address space, which may wait for both.
+ * the worker of their address space, which may wait for both.  A user's
+ * address spaces hold at most USER_EVENT_USER_WORKERS workers at a time
+ * (struct user_event_gate), and a change of state writes at most
+ * USER_EVENT_SYNC_ENABLERS bits under event_mutex: a worker of the event
+ * writes the others.
  */
 
 /*
@@ -1222,97 +1283,202 @@ static struct page *user_page_present(struct mm_struct *mm,
 	return page;
 }
 
-/* Has bit @nr of the long at @uaddr, in @page, the value @set? */
-static bool user_page_bit_is(struct page *page, unsigned long uaddr, int nr,
-			     bool set)
-{
-	void *kaddr = kmap_local_page(page) + offset_in_page(uaddr);
-	bool ret = test_bit(nr, kaddr) == set;
+/**
+ * struct user_bit_batch - bits written or tested one after the other
+ * @mm: the address space of the last bit, whose mmap_lock is read-held
+ *	and a user of which is held; NULL for none
+ * @wait: wait for locks; without, the caller may hold locks that others
+ *	need, and they are only tried
+ * @uaddr: the user address of @page, or of the page found absent
+ * @page: the page of the last bit, held; locked if @writable
+ * @writable: @page was found writable, and may be written
+ * @dirty: @page was written
+ * @absent: the page at @uaddr was not present
+ *
+ * The bits of an event or an address space are mostly in a few pages of
+ * a few address spaces: a batch keeps the address space and the page
+ * from one bit to the next, until user_bit_batch_end().  A batch either
+ * writes bits or tests them.
+ */
+struct user_bit_batch {
+	struct mm_struct *mm;
+	bool wait;
+	unsigned long uaddr;
+	struct page *page;
+	bool writable;
+	bool dirty;
+	bool absent;
+};
 
-	kunmap_local(kaddr);
-	return ret;
+/* Let go of the page of @b */
+static void user_bit_batch_put_page(struct user_bit_batch *b)
+{
+	if (b->page) {
+		if (b->dirty)
+			set_page_dirty(b->page);
+		if (b->writable)
+			unlock_page(b->page);
+		put_page(b->page);
+	}
+	b->page = NULL;
+	b->dirty = false;
+	b->absent = false;
+}
+
+/* Let go of the page and the address space of @b */
+static void user_bit_batch_end(struct user_bit_batch *b)
+{
+	user_bit_batch_put_page(b);
+	if (b->mm) {
+		mmap_read_unlock(b->mm);
+		/* Not mmput(): dropping the last user would call back into us */
+		mmput_async(b->mm);
+		b->mm = NULL;
+	}
 }
 
 /**
- * user_bit_write - set or clear one bit of a value in an address space
- * @mm: the address space, whose users the caller holds one of
+ * user_bit_batch_at - the page of @uaddr in @mm, for a batch
+ * @b: the batch
+ * @mm: the address space
+ * @uaddr: the user address in @mm
+ * @write: for a write, else for a test
+ *
+ * Never faults.  Even a fault that looks as if it waited for nothing may:
+ * that of a private mapping of a file reads the file (FUSE, NFS), whatever
+ * FOLL_NOWAIT says.  So a page that is not present, or not writable (as
+ * one shared copy-on-write after a fork), is not made so.  Without
+ * @b->wait, nothing waits for the address space's owner either: neither
+ * a locked page (the owner may hold its lock, for a write to a FUSE file)
+ * nor a hugetlb page, which get_user_pages() faults in despite
+ * FOLL_NOFAULT, is touched.
+ *
+ * Return: 0 with @b->page the page, writable and locked if @write and
+ * possible; -ESRCH if @mm has no user left, -EAGAIN if a lock was held or
+ * the page is huge (without @b->wait), -EFAULT if the page is absent,
+ * -EINTR on a fatal signal.
+ */
+static int user_bit_batch_at(struct user_bit_batch *b, struct mm_struct *mm,
+			     unsigned long uaddr, bool write)
+{
+	struct vm_area_struct *vma;
+	struct page *page;
+
+	if (b->mm != mm) {
+		user_bit_batch_end(b);
+		if (!mmget_not_zero(mm))
+			return -ESRCH;
+		if (b->wait ? mmap_read_lock_killable(mm) :
+			      !mmap_read_trylock(mm)) {
+			mmput_async(mm);
+			return b->wait ? -EINTR : -EAGAIN;
+		}
+		b->mm = mm;
+	}
+	if (b->uaddr == (uaddr & PAGE_MASK) && (b->page || b->absent))
+		return b->page ? 0 : -EFAULT;
+
+	user_bit_batch_put_page(b);
+	b->uaddr = uaddr & PAGE_MASK;
+	if (!b->wait) {
+		vma = vma_lookup(mm, uaddr);
+		if (vma && is_vm_hugetlb_page(vma)) {
+			b->uaddr = 0;
+			return -EAGAIN;
+		}
+	}
+	if (write && get_user_pages_remote(mm, uaddr, 1,
+					   FOLL_WRITE | FOLL_NOFAULT, &page,
+					   NULL, NULL) == 1) {
+		if (b->wait) {
+			lock_page(page);
+		} else if (!trylock_page(page)) {
+			put_page(page);
+			b->uaddr = 0;
+			return -EAGAIN;
+		}
+		b->writable = true;
+	} else {
+		/* To see if the bit has its value already */
+		page = user_page_present(mm, uaddr);
+		b->writable = false;
+		b->absent = !page;
+		if (!page)
+			return -EFAULT;
+	}
+	b->page = page;
+	return 0;
+}
+
+/**
+ * user_bit_batch_write - set or clear one bit of a value in an address space
+ * @b: the batch
+ * @mm: the address space
  * @addr: user address of the value
  * @size: size of the value, 4 or 8, to which @addr is aligned
  * @bit: the bit of the value
  * @set: set the bit, else clear it
- * @wait: wait for the mmap_lock; without, the caller may hold locks that
- *	others need and it is only tried
  *
- * With @wait, never faults: the page must be present and writable, as
- * one shared copy-on-write after a fork is not, unless the bit already
- * has the right value.  Without @wait, nothing waits for the address
- * space's owner: a fault is taken only where it waits for nothing, and
- * neither a locked page (the owner may hold its lock, for a write to a
- * FUSE file) nor a hugetlb page, which get_user_pages() faults in despite
- * FOLL_NOFAULT, is touched.  Only the one bit changes, atomically, as the
- * program may change the others at any time.
+ * Only the one bit changes, atomically, as the program may change the
+ * others at any time.  A page that cannot be written (user_bit_batch_at())
+ * is left alone if the bit has its value already.
  *
- * Return: 0, -EAGAIN if the mmap_lock or the page was locked or the page
- * is huge (without @wait), -EFAULT if the page needs a fault, -EINTR on a
- * fatal signal.
+ * Return: 0, -EFAULT if the page needs a fault, or an error of
+ * user_bit_batch_at().
  */
+static int user_bit_batch_write(struct user_bit_batch *b, struct mm_struct *mm,
+				unsigned long addr, int size, int bit, bool set)
+{
+	unsigned long uaddr;
+	void *kaddr;
+	int nr, ret;
+	bool is;
+
+	uaddr = user_bit_word(addr, size, bit, &nr);
+	ret = user_bit_batch_at(b, mm, uaddr, true);
+	if (ret)
+		return ret;
+	kaddr = kmap_local_page(b->page) + offset_in_page(uaddr);
+	if (!b->writable)
+		is = test_bit(nr, kaddr) == set;
+	else if (set)
+		set_bit(nr, kaddr);
+	else
+		clear_bit(nr, kaddr);
+	kunmap_local(kaddr);
+	if (!b->writable)
+		return is ? 0 : -EFAULT;
+	b->dirty = true;
+	return 0;
+}
+
+/* Is the bit (see user_bit_batch_write()) there and of the value @set? */
+static bool user_bit_batch_is(struct user_bit_batch *b, struct mm_struct *mm,
+			      unsigned long addr, int size, int bit, bool set)
+{
+	unsigned long uaddr;
+	void *kaddr;
+	bool is;
+	int nr;
+
+	uaddr = user_bit_word(addr, size, bit, &nr);
+	if (user_bit_batch_at(b, mm, uaddr, false))
+		return false;
+	kaddr = kmap_local_page(b->page) + offset_in_page(uaddr);
+	is = test_bit(nr, kaddr) == set;
+	kunmap_local(kaddr);
+	return is;
+}
+
+/* user_bit_batch_write() of one bit; @wait as for struct user_bit_batch */
 static int user_bit_write(struct mm_struct *mm, unsigned long addr, int size,
 			  int bit, bool set, bool wait)
 {
-	unsigned int gup_flags = FOLL_WRITE | FOLL_NOFAULT;
-	struct vm_area_struct *vma;
-	unsigned long uaddr;
-	struct page *page;
-	int nr, ret = 0;
-	void *kaddr;
+	struct user_bit_batch b = { .wait = wait };
+	int ret;
 
-	uaddr = user_bit_word(addr, size, bit, &nr);
-	if (!wait) {
-		if (!mmap_read_trylock(mm))
-			return -EAGAIN;
-		vma = vma_lookup(mm, uaddr);
-		if (vma && is_vm_hugetlb_page(vma)) {
-			mmap_read_unlock(mm);
-			return -EAGAIN;
-		}
-		/*
-		 * A private page shared copy-on-write since a fork, or not
-		 * there yet, is faulted in if that waits for nothing: no
-		 * I/O, no page lock, no userfaultfd handler.  A shared
-		 * mapping's page_mkwrite() may wait for its file system.
-		 */
-		if (vma && !(vma->vm_flags & VM_SHARED))
-			gup_flags = FOLL_WRITE | FOLL_NOWAIT;
-	} else if (mmap_read_lock_killable(mm)) {
-		return -EINTR;
-	}
-	if (get_user_pages_remote(mm, uaddr, 1, gup_flags, &page, NULL,
-				  NULL) == 1) {
-		if (wait) {
-			lock_page(page);
-		} else if (!trylock_page(page)) {
-			put_page(page);
-			mmap_read_unlock(mm);
-			return -EAGAIN;
-		}
-		kaddr = kmap_local_page(page) + offset_in_page(uaddr);
-		if (set)
-			set_bit(nr, kaddr);
-		else
-			clear_bit(nr, kaddr);
-		kunmap_local(kaddr);
-		set_page_dirty(page);
-		unlock_page(page);
-		put_page(page);
-	} else {
-		/* A bit that has its value already needs no write */
-		page = user_page_present(mm, uaddr);
-		if (!page || !user_page_bit_is(page, uaddr, nr, set))
-			ret = -EFAULT;
-		if (page)
-			put_page(page);
-	}
-	mmap_read_unlock(mm);
+	ret = user_bit_batch_write(&b, mm, addr, size, bit, set);
+	user_bit_batch_end(&b);
 	return ret;
 }
 
@@ -1342,10 +1508,59 @@ static int user_bit_fault_in(struct mm_struct *mm, unsigned long addr)
 	return ret;
 }
 
+/* The gate of user @uid, created if need be, with one more user */
+static struct user_event_gate *user_event_gate_get(kuid_t uid)
+{
+	struct user_event_gate *gate, *new = NULL;
+
+	for (;;) {
+		spin_lock(&user_event_gates_lock);
+		hash_for_each_possible(user_event_gates, gate, node,
+				       __kuid_val(uid)) {
+			if (uid_eq(gate->uid, uid))
+				goto found;
+		}
+		gate = new;
+		if (gate) {
+			hash_add(user_event_gates, &gate->node,
+				 __kuid_val(uid));
+			new = NULL;
+			goto found;
+		}
+		spin_unlock(&user_event_gates_lock);
+
+		new = kzalloc(sizeof(*new), GFP_KERNEL_ACCOUNT);
+		if (!new)
+			return NULL;
+		new->uid = uid;
+		INIT_LIST_HEAD(&new->waiting);
+	}
+found:
+	gate->users++;
+	spin_unlock(&user_event_gates_lock);
+	kfree(new);
+	return gate;
+}
+
+static void user_event_gate_put(struct user_event_gate *gate)
+{
+	spin_lock(&user_event_gates_lock);
+	if (--gate->users) {
+		gate = NULL;
+	} else {
+		WARN_ON_ONCE(gate->busy || !list_empty(&gate->waiting));
+		hash_del(&gate->node);
+	}
+	spin_unlock(&user_event_gates_lock);
+	kfree(gate);
+}
+
 static void user_enabler_put(struct user_event_enabler *e)
 {
-	if (refcount_dec_and_test(&e->refcnt))
-		kfree(e);
+	if (!refcount_dec_and_test(&e->refcnt))
+		return;
+	user_event_gate_put(e->gate);
+	kfree(e);
 }
 
 /*
@@ -1373,6 +1588,83 @@ static void user_event_mm_put(struct user_event_mm *umm)
 	kfree_rcu(umm, rcu);
 }
 
+/**
+ * user_event_gate_enter - take one of the workers of a user
+ * @gate: the gate of the user
+ * @umm: the address space whose worker is about to wait for its memory,
+ *	to write the bit of an enabler of that user
+ *
+ * A place that @gate handed to @umm while its work was running is taken
+ * here, so that none is handed twice.  One handed at another gate is left
+ * to the run of the work it queued, which comes next.
+ *
+ * Return: true if the worker may wait; false if the user's enablers hold
+ * USER_EVENT_USER_WORKERS workers already: @umm then waits at @gate,
+ * which hands it the place of the first of them to finish, and queues
+ * its work again.
+ */
+static bool user_event_gate_enter(struct user_event_gate *gate,
+				  struct user_event_mm *umm)
+{
+	bool entered = false;
+
+	spin_lock(&user_event_gates_lock);
+	if (umm->granted == gate) {
+		/* Counted in busy and users when it was handed over */
+		umm->granted = NULL;
+		entered = true;
+	} else if (umm->granted) {
+		/* The queued run takes it, then comes here again */
+	} else if (gate->busy < USER_EVENT_USER_WORKERS) {
+		gate->busy++;
+		gate->users++;
+		entered = true;
+	} else if (list_empty(&umm->gate_link)) {
+		refcount_inc(&umm->refcnt);
+		gate->users++;
+		list_add_tail(&umm->gate_link, &gate->waiting);
+	}
+	spin_unlock(&user_event_gates_lock);
+	return entered;
+}
+
+/* A place at a gate that was handed to the work of @umm, or NULL */
+static struct user_event_gate *
+user_event_gate_granted(struct user_event_mm *umm)
+{
+	struct user_event_gate *gate;
+
+	spin_lock(&user_event_gates_lock);
+	gate = umm->granted;
+	umm->granted = NULL;
+	spin_unlock(&user_event_gates_lock);
+	return gate;
+}
+
+/*
+ * A worker is done waiting for the memory of @gate's user: its place goes
+ * to the first address space waiting there, if there is one
+ */
+static void user_event_gate_exit(struct user_event_gate *gate)
+{
+	struct user_event_mm *next;
+
+	spin_lock(&user_event_gates_lock);
+	next = list_first_entry_or_null(&gate->waiting, struct user_event_mm,
+					gate_link);
+	if (next) {
+		list_del_init(&next->gate_link);
+		next->granted = gate;
+	} else {
+		gate->busy--;
+	}
+	spin_unlock(&user_event_gates_lock);
+	user_event_gate_put(gate);
+	/* Its reference goes with its work, unless that is queued already */
+	if (next && !queue_work(user_event_mm_wq, &next->work))
+		user_event_mm_put(next);
+}
+
 /* Queue @e for the worker of its address space */
 static void user_enabler_queue(struct user_event_enabler *e)
 {
@@ -1392,6 +1684,8 @@ static void user_enabler_queue(struct user_event_enabler *e)
  * user_enabler_write - write an enable bit, waiting if need be
  * @e: the enabler, which the caller holds a reference to
  * @mm: its address space, whose users the caller holds one of
+ * @wait: wait for the address space and fault its page in; without, only
+ *	try once, waiting for nothing
  *
  * The bit is written under the lock of the address space's enablers, so
  * that it is not written after its enabler is removed, but its page is
@@ -1401,23 +1695,29 @@ static void user_enabler_queue(struct user_event_enabler *e)
  * bit before this does: the bit is written again until it has the state
  * the event had when it was written.
  *
- * Return: 0, or the error of user_bit_write() or user_bit_fault_in().
+ * Return: 0, or the error of user_bit_write() or user_bit_fault_in();
+ * without @wait, -EAGAIN if the bit may need writing again.
  */
 static int user_enabler_write(struct user_event_enabler *e,
-			      struct mm_struct *mm)
+			      struct mm_struct *mm, bool wait)
 {
 	struct user_event_mm *umm = e->umm;
 	bool set, again;
 	int ret, tries;
 
 	for (tries = 0; ; tries++) {
-		mutex_lock(&umm->lock);
+		if (!wait) {
+			if (!mutex_trylock(&umm->lock))
+				return -EAGAIN;
+		} else {
+			mutex_lock(&umm->lock);
+		}
 		if (e->dead) {
 			mutex_unlock(&umm->lock);
 			return 0;
 		}
 		set = user_event_attached(e->user);
-		ret = user_bit_write(mm, e->addr, e->size, e->bit, set, true);
+		ret = user_bit_write(mm, e->addr, e->size, e->bit, set, wait);
 		again = user_event_attached(e->user) != set;
 		/* The writer of a change may have lost to this write */
 		if (again && tries == USER_EVENT_FAULT_IN_MAX)
@@ -1425,6 +1725,8 @@ static int user_enabler_write(struct user_event_enabler *e,
 		mutex_unlock(&umm->lock);
 		if ((!ret && !again) || tries == USER_EVENT_FAULT_IN_MAX)
 			return ret;
+		if (!wait)
+			return ret ?: -EAGAIN;
 		if (ret == -EFAULT)
 			ret = user_bit_fault_in(mm, e->addr);
 		if (ret)
@@ -1435,74 +1737,187 @@ static int user_enabler_write(struct user_event_enabler *e,
 /**
  * user_enabler_sync - bring an enable bit in line with its event's state
  * @e: the enabler, on its event's list, whose lock the caller holds
+ * @b: a batch that does not wait (see struct user_bit_batch)
  *
  * Called where waiting for an address space would hold up everyone: the
  * mmap_lock is only tried and the page only taken if present, else the
  * worker of the address space writes the bit.
  */
-static void user_enabler_sync(struct user_event_enabler *e)
+static void user_enabler_sync(struct user_event_enabler *e,
+			      struct user_bit_batch *b)
 {
-	struct mm_struct *mm = e->umm->mm;
 	int ret;
 
 	lockdep_assert_held(&e->user->enablers_lock);
 
-	if (e->dead || !mmget_not_zero(mm))
+	e->gen = e->user->enablers_gen;
+	if (e->dead)
 		return;
-	ret = user_bit_write(mm, e->addr, e->size, e->bit,
-			     user_event_attached(e->user), false);
-	/* Not mmput(): dropping the last user would call back into us */
-	mmput_async(mm);
-	if (ret)
+	ret = user_bit_batch_write(b, e->umm->mm, e->addr, e->size, e->bit,
+				   user_event_attached(e->user));
+	if (ret && ret != -ESRCH)
 		user_enabler_queue(e);
 }
 
-/* The event's state changed: update every enable bit of the event */
+/**
+ * user_event_update_enablers - the event's state changed: write its bits
+ * @user: the event, whose state changed under event_mutex
+ *
+ * The first USER_EVENT_SYNC_ENABLERS bits are written at once, so that
+ * a program with a few of them sees its bits follow the event by the time
+ * the change returns; user_event_enablers_work() writes any others, so
+ * that an event with many (copied by forks) holds up no other event's
+ * change of state.
+ */
 static void user_event_update_enablers(struct user_event *user)
+{
+	struct user_bit_batch b = { .wait = false };
+	struct user_event_enabler *e;
+	int n = 0;
+
+	mutex_lock(&user->enablers_lock);
+	user->enablers_gen++;
+	list_for_each_entry(e, &user->enablers, event_link) {
+		if (n++ == USER_EVENT_SYNC_ENABLERS) {
+			queue_work(system_unbound_wq, &user->enablers_work);
+			break;
+		}
+		user_enabler_sync(e, &b);
+	}
+	user_bit_batch_end(&b);
+	mutex_unlock(&user->enablers_lock);
+}
+
+/**
+ * user_event_enablers_work - write the bits a change of state left
+ * @work: the enablers_work of an event
+ *
+ * Writes each bit not written since the event's last change of state.
+ * The event's lock is let go after every USER_EVENT_SYNC_ENABLERS bits
+ * that needed a page of their own (or sixteen times as many others), so
+ * that a change of the event's state, under event_mutex, waits for no
+ * more than that; one that comes meanwhile queues this again.  If the
+ * enabler it stopped at is gone when it comes back, it starts over,
+ * skipping the bits it wrote.  An event is not deleted before this is
+ * done, see user_event_delete().
+ */
+static void user_event_enablers_work(struct work_struct *work)
+{
+	struct user_event *user = container_of(work, struct user_event,
+					       enablers_work);
+	const int budget = 16 * USER_EVENT_SYNC_ENABLERS;
+	struct user_bit_batch b = { .wait = false };
+	struct user_event_enabler *e;
+	struct mm_struct *mm;
+	unsigned long page;
+	int spent = 0;
+	bool gone;
+
+	mutex_lock(&user->enablers_lock);
+again:
+	list_for_each_entry(e, &user->enablers, event_link) {
+		if (e->gen != user->enablers_gen) {
+			mm = b.mm;
+			page = b.uaddr;
+			user_enabler_sync(e, &b);
+			/* A new page costs as much as sixteen bits of one */
+			spent += mm == b.mm && page == b.uaddr ? 1 : 16;
+		} else {
+			spent++;
+		}
+		if (spent < budget)
+			continue;
+		spent = 0;
+		user_bit_batch_end(&b);
+		/* Off the list only if it dies meanwhile */
+		refcount_inc(&e->refcnt);
+		mutex_unlock(&user->enablers_lock);
+		cond_resched();
+		mutex_lock(&user->enablers_lock);
+		gone = e->dead;
+		user_enabler_put(e);
+		if (gone)
+			goto again;
+	}
+	user_bit_batch_end(&b);
+	mutex_unlock(&user->enablers_lock);
+}
+
+/* The next enabler whose bit the worker of @umm must write, or NULL */
+static struct user_event_enabler *
+user_event_mm_pending(struct user_event_mm *umm)
 {
 	struct user_event_enabler *e;
 
-	mutex_lock(&user->enablers_lock);
-	list_for_each_entry(e, &user->enablers, event_link) {
-		user_enabler_sync(e);
-		cond_resched();
-	}
-	mutex_unlock(&user->enablers_lock);
+	spin_lock(&umm->pending_lock);
+	e = list_first_entry_or_null(&umm->pending, struct user_event_enabler,
+				     pending_link);
+	if (e)
+		list_del_init(&e->pending_link);
+	spin_unlock(&umm->pending_lock);
+	return e;
+}
+
+/* Put @e, taken off the pending list with its reference, back in front */
+static void user_enabler_unpend(struct user_event_enabler *e)
+{
+	struct user_event_mm *umm = e->umm;
+	bool queued;
+
+	spin_lock(&umm->pending_lock);
+	queued = !list_empty(&e->pending_link);
+	if (!queued)
+		list_add(&e->pending_link, &umm->pending);
+	spin_unlock(&umm->pending_lock);
+	/* Queued again meanwhile, with a reference of its own */
+	if (queued)
+		user_enabler_put(e);
 }
 
 /**
  * user_event_mm_work - write the enable bits that could not be written
  * @work: the work of a user_event_mm
  *
- * Waits for the mmap_lock and faults the pages in, which may take as long
- * as the address space's owner wants (userfaultfd, FUSE): this holds up
- * this address space alone.  A page that cannot be made writable
- * (unmapped, made read-only) keeps its value until the event's state
- * changes again.
+ * Tries each bit once more without waiting.  Where that is not enough, it
+ * waits for the mmap_lock and faults the page in, which may take as long
+ * as the address space's owner wants (userfaultfd, FUSE), but only as one
+ * of the USER_EVENT_USER_WORKERS workers of the user who registered the
+ * bit: past them, the address space waits its turn at the user's gate.
+ * This holds up the enable bits of that user alone.  A page that cannot
+ * be made writable (unmapped, made read-only) keeps its value until the
+ * event's state changes again.
  */
 static void user_event_mm_work(struct work_struct *work)
 {
 	struct user_event_mm *umm = container_of(work, struct user_event_mm,
 						 work);
+	struct user_event_gate *held = user_event_gate_granted(umm);
 	struct user_event_enabler *e;
 
-	for (;;) {
-		spin_lock(&umm->pending_lock);
-		e = list_first_entry_or_null(&umm->pending,
-					     struct user_event_enabler,
-					     pending_link);
-		if (e)
-			list_del_init(&e->pending_link);
-		spin_unlock(&umm->pending_lock);
-		if (!e)
-			break;
-
-		if (mmget_not_zero(umm->mm)) {
-			user_enabler_write(e, umm->mm);
-			mmput(umm->mm);
+	while ((e = user_event_mm_pending(umm))) {
+		if (!mmget_not_zero(umm->mm)) {
+			user_enabler_put(e);
+			continue;
 		}
+		if (user_enabler_write(e, umm->mm, false)) {
+			if (held != e->gate) {
+				if (held)
+					user_event_gate_exit(held);
+				held = user_event_gate_enter(e->gate, umm) ?
+				       e->gate : NULL;
+			}
+			if (!held) {
+				user_enabler_unpend(e);
+				mmput(umm->mm);
+				break;
+			}
+			user_enabler_write(e, umm->mm, true);
+		}
+		mmput(umm->mm);
 		user_enabler_put(e);
 	}
+	if (held)
+		user_event_gate_exit(held);
 	user_event_mm_put(umm);
 }
 
@@ -1549,6 +1964,7 @@ static struct user_event_mm *user_event_mm_get(struct mm_struct *mm)
 		kfree(umm);
 		return NULL;
 	}
+	INIT_LIST_HEAD(&umm->gate_link);
 	mmgrab(mm);
 	umm->mm = mm;
 	refcount_set(&umm->refcnt, 1);
@@ -1645,7 +2061,9 @@ static void user_enabler_remove(struct user_event_enabler *e)
  * @size: size of the value
  * @bit: the bit of the value
  *
- * The enabler takes a reference to the event.  Its bit is not written.
+ * The enabler takes a reference to the event, and its waits count
+ * against the workers of the current task's user, who registers the bit
+ * or forks the address space.  Its bit is not written.
  *
  * Return: the enabler, or ERR_PTR() of -EADDRINUSE if @umm has one at
  * @addr and @bit already (also while it is being unregistered), of
@@ -1666,6 +2084,11 @@ user_enabler_add(struct user_event *user, struct user_event_mm *umm,
 	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	if (!e)
 		return ERR_PTR(-ENOMEM);
+	e->gate = user_event_gate_get(current_uid());
+	if (!e->gate) {
+		kfree(e);
+		return ERR_PTR(-ENOMEM);
+	}
 	e->user = user;
 	e->umm = umm;
 	e->addr = addr;
@@ -1690,7 +2113,7 @@ user_enabler_add(struct user_event *user, struct user_event_mm *umm,
 						    user_enabler_params);
 	}
 	if (ret) {
-		kfree(e);
+		user_enabler_put(e);
 		return ERR_PTR(ret == -EEXIST ? -EADDRINUSE : -ENOMEM);
 	}
 	list_add_tail(&e->mm_link, &umm->enablers);
@@ -1701,31 +2124,6 @@ user_enabler_add(struct user_event *user, struct user_event_mm *umm,
 	list_add_tail(&e->event_link, &user->enablers);
 	mutex_unlock(&user->enablers_lock);
 	return e;
-}
-
-/*
- * A page of an address space, kept from one bit to the next: the bits of
- * an address space are mostly in a few pages.
- */
-struct user_bit_page {
-	struct mm_struct *mm;
-	unsigned long addr;	/* user address of @page; 1 for none yet */
-	struct page *page;	/* NULL if it was not present */
-};
-
-/* Has bit @nr of the long at @uaddr in @bp's address space the value @set? */
-static bool user_bit_page_is(struct user_bit_page *bp, unsigned long uaddr,
-			     int nr, bool set)
-{
-	if (bp->addr != (uaddr & PAGE_MASK)) {
-		if (bp->page)
-			put_page(bp->page);
-		bp->addr = uaddr & PAGE_MASK;
-		mmap_read_lock(bp->mm);
-		bp->page = user_page_present(bp->mm, uaddr);
-		mmap_read_unlock(bp->mm);
-	}
-	return bp->page && user_page_bit_is(bp->page, uaddr, nr, set);
 }
 
 /**
@@ -1771,11 +2169,9 @@ static void user_event_mm_reap(struct user_event_mm *umm)
 static void user_event_mm_copy(struct user_event_mm *old,
 			       struct mm_struct *mm)
 {
-	struct user_bit_page bp = { .mm = mm, .addr = 1 };
+	struct user_bit_batch b = { .wait = true };
 	struct user_event_enabler *e, *copy;
 	struct user_event_mm *umm;
-	unsigned long uaddr;
-	int nr;
 
 	/* A process that had enable bits once does not make its children pay */
 	if (list_empty(&old->enablers))
@@ -1796,23 +2192,25 @@ static void user_event_mm_copy(struct user_event_mm *old,
 			 * The copied page mostly has the right bit already:
 			 * copy-on-write stays for the child's first write.
 			 */
-			uaddr = user_bit_word(e->addr, e->size, e->bit, &nr);
-			if (!user_bit_page_is(&bp, uaddr, nr,
-					      user_event_attached(e->user)))
+			if (!user_bit_batch_is(&b, mm, e->addr, e->size, e->bit,
+					       user_event_attached(e->user)))
 				user_enabler_queue(copy);
-		} else if (user_bit_write(mm, e->addr, e->size, e->bit, false,
-					  true) == -EFAULT &&
-			   !user_bit_fault_in(mm, e->addr)) {
-			/* The child's own memory: this holds up its parent */
-			user_bit_write(mm, e->addr, e->size, e->bit, false,
-				       true);
+		} else {
+			/* Its own lock of the address space, next */
+			user_bit_batch_end(&b);
+			if (user_bit_write(mm, e->addr, e->size, e->bit, false,
+					   true) == -EFAULT &&
+			    !user_bit_fault_in(mm, e->addr)) {
+				/* The child's memory: it holds up its parent */
+				user_bit_write(mm, e->addr, e->size, e->bit,
+					       false, true);
+			}
 		}
 		cond_resched();
 	}
+	user_bit_batch_end(&b);
 	if (umm)
 		mutex_unlock(&umm->lock);
-	if (bp.page)
-		put_page(bp.page);
 }
 
 /**
@@ -2632,6 +3030,7 @@ static int user_event_create(struct user_event_def *def, bool multi_format,
 	user->multi_format = multi_format;
 	INIT_LIST_HEAD(&user->enablers);
 	mutex_init(&user->enablers_lock);
+	INIT_WORK(&user->enablers_work, user_event_enablers_work);
 	def->fields = NULL;
 	def->nr_fields = 0;
 	if (!user->name) {
@@ -2966,7 +3365,8 @@ static int user_event_prepare_delete(struct user_event *user,
  * The event leaves tracefs, dynamic_events and the name table; its name
  * is free for other fields.  No trace buffer is cleared: an event that a
  * buffer recorded is kept (user_event_keep()).  Nothing can have taken a
- * reference since it was checked, with event_mutex held.
+ * reference since it was checked, with event_mutex held.  It has no
+ * enabler left, but the work that wrote their bits may still run.
  *
  * Return: 0, or the error of trace_remove_event_call(), with @del dropped.
  */
@@ -2985,6 +3385,7 @@ static int user_event_delete(struct user_event *user,
 
 	dyn_event_remove(&user->devent);
 	hash_del(&user->node);
+	cancel_work_sync(&user->enablers_work);
 	user_event_clear_status_index(user);
 	user_event_count--;
 	spin_lock(&user_event_gc_lock);
@@ -3710,7 +4111,7 @@ static long user_events_reg_enable_bit(struct user_event_file_info *info,
 	 */
 	if (e) {
 		if (!ret)
-			ret = user_enabler_write(e, current->mm);
+			ret = user_enabler_write(e, current->mm, true);
 		if (ret) {
 			mutex_lock(&umm->lock);
 			if (!e->dead)

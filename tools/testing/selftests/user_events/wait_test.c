@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Nobody waits for a producer's memory.  A producer that only has
+ * user_events_data can make the pages of its enable bits as slow as it
+ * likes: its own FUSE file system (user_events_fuse.h), whose reads this
+ * test stalls, stands for every file system, userfaultfd handler or
+ * mmap_lock holder that never answers.  Whatever it does:
+ *
+ * - enabling its event returns at once, and switching another event on
+ *   and off stays as fast as ever: no fault of a private mapping of its
+ *   file (which reads the file) is taken under event_mutex;
+ * - the workers that fault its pages in are few: with 600 forked copies
+ *   of a registration in a page of a shared mapping of its file that
+ *   nobody serves, at most the documented 4 of them wait (its READ
+ *   requests held), and another user's bit, in a page that only needs a
+ *   fault, is set within a second of its event being enabled;
+ * - an event with 100,000 enable bit registrations (one process and
+ *   three forks with 25,000 each), switched on and off in a loop, does
+ *   not slow down switching another event: its worst time stays within
+ *   2x of its idle time.  The debug kernel gets 10,000 of them (2,500 a
+ *   process), as registering costs it a hundred times more: the lock it
+ *   holds is the same.  Its times measure its checkers as much as the
+ *   locks (a single switch varies 3x there when the host is busy), so it
+ *   is held to 5x; the plain kernel keeps the 2x of SPEC.
+ *
+ * Each test releases what it stalled, and the bits then follow the
+ * events again.
+ */
+#define _GNU_SOURCE
+#define USER_EVENTS_ENABLE_BIT_ABI
+#include "user_events_selftests.h"
+#include "user_events_fuse.h"
+
+#include <grp.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#define PREFIX		"ue_wait_"
+#define NOBODY		65534
+#define TEST_GID	65533
+#define LONG_TIMEOUT	600
+/* How long an unrelated switch may take before it counts as stuck */
+#define STUCK_MS	(ue_debug_kernel() ? 20000 : 2000)
+/* How soon a bit that waits for nothing but a worker must follow */
+#define PROMPT_MS	(ue_debug_kernel() ? 5000 : 1000)
+/* Workers the memory of one user may hold, as documented */
+#define USER_WORKERS	4
+/* Forks of the stalled registration: more than the workqueue's 512 */
+#define STALLED_FORKS	600
+
+/*
+ * A child process, and two pipes to talk with it, one byte at a time:
+ * the parent reads EOF once the child is gone.
+ */
+struct child {
+	pid_t pid;
+	int to_child, from_child;	/* the parent's ends */
+	int in, out;			/* the child's ends */
+};
+
+/* The children running, killed by the teardown if a test fails */
+#define MAX_CHILDREN	4
+static pid_t children[MAX_CHILDREN];
+
+/* In a child: report a failed step, return it as exit code */
+static int child_fail(int step, const char *what)
+{
+	fprintf(stderr, "# child %d (uid %d): step %d: %s (errno: %s)\n",
+		getpid(), getuid(), step, what, strerror(errno));
+	return step;
+}
+
+static bool child_say(struct child *c, char what)
+{
+	return write(c->out, &what, 1) == 1;
+}
+
+static int child_hear(struct child *c)
+{
+	char what;
+
+	return read(c->in, &what, 1) == 1 ? what : -1;
+}
+
+/* Run @fn(@c, @arg) in a child, whose exit code it gives; 0 or errno */
+static int child_start(struct child *c, int (*fn)(struct child *, void *),
+		       void *arg)
+{
+	int p2c[2], c2p[2], i;
+
+	if (pipe2(p2c, O_CLOEXEC))
+		return errno;
+	if (pipe2(c2p, O_CLOEXEC)) {
+		close(p2c[0]);
+		close(p2c[1]);
+		return errno;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	c->pid = fork();
+	if (c->pid == 0) {
+		close(p2c[1]);
+		close(c2p[0]);
+		c->in = p2c[0];
+		c->out = c2p[1];
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		_exit(fn(c, arg));
+	}
+	close(p2c[0]);
+	close(c2p[1]);
+	c->to_child = p2c[1];
+	c->from_child = c2p[0];
+	if (c->pid == -1) {
+		close(c->to_child);
+		close(c->from_child);
+		return errno;
+	}
+	for (i = 0; i < MAX_CHILDREN; i++) {
+		if (!children[i]) {
+			children[i] = c->pid;
+			break;
+		}
+	}
+	return 0;
+}
+
+static int parent_hear(struct child *c)
+{
+	char what;
+
+	return read(c->from_child, &what, 1) == 1 ? what : -1;
+}
+
+static bool parent_say(struct child *c, char what)
+{
+	return write(c->to_child, &what, 1) == 1;
+}
+
+/* Close the pipes and reap the child: its exit code, or -1 */
+static int child_finish(struct child *c)
+{
+	int status, i;
+
+	close(c->to_child);
+	close(c->from_child);
+	for (i = 0; i < MAX_CHILDREN; i++) {
+		if (children[i] == c->pid)
+			children[i] = 0;
+	}
+	if (waitpid(c->pid, &status, 0) != c->pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* In a child: become uid/gid nobody in group TEST_GID; 0 or -1 */
+static int become_nobody(void)
+{
+	gid_t groups[1] = { TEST_GID };
+
+	if (setgroups(1, groups) || setgid(NOBODY) || setuid(NOBODY))
+		return -1;
+	if (getuid() != NOBODY || geteuid() != NOBODY) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+/* Register "@name u32 v" with bit @bit of the word at @addr on @fd */
+static int reg_word(int fd, const char *name, __u32 *addr, int bit)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "%s u32 v", name);
+	return ue_reg_bit(fd, cmd, addr, 4, bit, 0, NULL);
+}
+
+/* Is the page at @addr in memory (mincore)? */
+static bool resident(void *addr)
+{
+	unsigned char vec = 0;
+
+	return !mincore(addr, UE_PAGE_SIZE, &vec) && (vec & 1);
+}
+
+/* Switch event @name on and off once; how long it took, or -1 */
+static long long switch_ms(const char *name)
+{
+	long long t0 = ue_now_ms();
+
+	if (ue_enable(NULL, name, true) || ue_enable(NULL, name, false))
+		return -1;
+	return ue_now_ms() - t0;
+}
+
+/*
+ * Switches of an event, made by a thread so that the test can tell a
+ * stuck one from a slow one and release what holds it
+ */
+struct switcher {
+	const char *name;
+	int rounds;
+	long long slowest;	/* ms, -1 on error */
+	bool done;
+};
+
+static void *switcher_run(void *arg)
+{
+	struct switcher *sw = arg;
+	long long ms;
+	int i;
+
+	for (i = 0; i < sw->rounds && sw->slowest >= 0; i++) {
+		ms = switch_ms(sw->name);
+		if (ms < 0 || ms > sw->slowest)
+			sw->slowest = ms;
+	}
+	__atomic_store_n(&sw->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Wait up to @ms for @sw to be done; is it? */
+static bool switcher_wait(struct switcher *sw, long long ms)
+{
+	long long end = ue_now_ms() + ms;
+
+	while (!__atomic_load_n(&sw->done, __ATOMIC_ACQUIRE) &&
+	       ue_now_ms() < end)
+		usleep(10 * 1000);
+	return __atomic_load_n(&sw->done, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Workers busy with the work of user_events' address spaces: a worker's
+ * name shows the workqueue of the work it runs ("kworker/u4:2+wq")
+ */
+static int mm_workers(void)
+{
+	char path[300], comm[64];
+	struct dirent *d;
+	int n = 0, fd;
+	ssize_t len;
+	DIR *dir;
+
+	dir = opendir("/proc");
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd == -1)
+			continue;
+		len = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		comm[len > 0 ? len : 0] = '\0';
+		if (!strncmp(comm, "kworker/", 8) &&
+		    strstr(comm, "+user_events_mm"))
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+/* Wait until @f holds @n READ requests or more, up to @ms; how many */
+static int fuse_wait_held(struct ue_fuse *f, int n, long long ms)
+{
+	long long end = ue_now_ms() + ms;
+
+	while (ue_fuse_held(f) < n && ue_now_ms() < end)
+		usleep(10 * 1000);
+	return ue_fuse_held(f);
+}
+
+FIXTURE(wait) {
+	struct ue_fuse fuse;
+	struct ue_saved_attrs attrs;
+	int fd;
+	__u32 *word;		/* the other event's enable word */
+};
+
+FIXTURE_SETUP(wait)
+{
+	self->fd = -1;
+	self->fuse.fd = -1;
+	self->word = MAP_FAILED;
+	UE_SKIP_IF_UNAVAILABLE();
+	if (access("/dev/fuse", F_OK))
+		SKIP(_exit(255), "no /dev/fuse: CONFIG_FUSE_FS is off");
+
+	ue_cleanup_events(PREFIX);
+	ASSERT_EQ(0, ue_fuse_start(&self->fuse));
+	self->fd = ue_open_data();
+	ASSERT_NE(-1, self->fd);
+	self->word = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->word);
+	ASSERT_EQ(0, reg_word(self->fd, PREFIX "other", self->word, 0));
+}
+
+FIXTURE_TEARDOWN(wait)
+{
+	int i;
+
+	/* Nothing stays stalled, whatever failed */
+	if (self->fuse.fd >= 0)
+		ue_fuse_stall(&self->fuse, false);
+	for (i = 0; i < MAX_CHILDREN; i++) {
+		if (children[i] > 0) {
+			kill(children[i], SIGKILL);
+			waitpid(children[i], NULL, 0);
+			children[i] = 0;
+		}
+	}
+	ue_enable(NULL, PREFIX "other", false);
+	if (self->word != MAP_FAILED) {
+		ue_unreg_bit(self->fd, self->word, 0);
+		munmap(self->word, UE_PAGE_SIZE);
+	}
+	if (self->fd != -1)
+		close(self->fd);
+	ue_restore_attrs(&self->attrs);
+	ue_fuse_stop(&self->fuse);
+	ue_cleanup_events(PREFIX);
+}
+
+/*
+ * Point 1: a bit in a private mapping of a FUSE file whose page is gone
+ * and whose reads stall.  Taking its fault would read the file: under
+ * event_mutex, that held every event's enable and disable until the
+ * daemon answered.
+ */
+TEST_F_TIMEOUT(wait, private_file_page, LONG_TIMEOUT)
+{
+	const char *name = PREFIX "private";
+	struct switcher sw = { .name = PREFIX "other", .rounds = 5 };
+	pthread_t sw_thread;
+	long long t0, enable_ms;
+	bool switched;
+	__u32 *word;
+	int ffd;
+
+	ffd = open(self->fuse.path, O_RDWR | O_CLOEXEC);
+	ASSERT_NE(-1, ffd);
+	word = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+		    ffd, 0);
+	ASSERT_NE(MAP_FAILED, word);
+	ASSERT_EQ(0, madvise(word, UE_PAGE_SIZE, MADV_RANDOM));
+	ASSERT_EQ(0, reg_word(self->fd, name, word, 0));
+
+	/* The page leaves memory: its copy, then the file's page */
+	ASSERT_EQ(0, madvise(word, UE_PAGE_SIZE, MADV_DONTNEED));
+	ASSERT_EQ(0, posix_fadvise(ffd, 0, 0, POSIX_FADV_DONTNEED));
+	ASSERT_FALSE(resident(word));
+	ue_fuse_stall(&self->fuse, true);
+
+	/* Enabling returns at once: the fault is a worker's */
+	t0 = ue_now_ms();
+	ASSERT_EQ(0, ue_enable(NULL, name, true));
+	enable_ms = ue_now_ms() - t0;
+
+	ASSERT_EQ(0, pthread_create(&sw_thread, NULL, switcher_run, &sw));
+	switched = switcher_wait(&sw, STUCK_MS * sw.rounds);
+	/*
+	 * The worker asked for the page, and waits (reading the word now
+	 * would wait too)
+	 */
+	EXPECT_LE(1, fuse_wait_held(&self->fuse, 1, PROMPT_MS));
+	EXPECT_FALSE(resident(word));
+	ue_fuse_stall(&self->fuse, false);
+	pthread_join(sw_thread, NULL);
+	ue_msg("enabling took %lld ms, switching another event %lld ms at worst\n",
+	       enable_ms, sw.slowest);
+	EXPECT_TRUE(switched);
+	EXPECT_GT(STUCK_MS, enable_ms);
+	EXPECT_LE(0, sw.slowest);
+	EXPECT_GT(STUCK_MS, sw.slowest);
+
+	/* Served, the page gets its bit */
+	EXPECT_TRUE(ue_wait_bit(word, 4, 0, true));
+	ASSERT_EQ(0, ue_enable(NULL, name, false));
+	EXPECT_TRUE(ue_wait_bit(word, 4, 0, false));
+	ASSERT_EQ(0, ue_unreg_bit(self->fd, word, 0));
+	munmap(word, UE_PAGE_SIZE);
+	close(ffd);
+}
+
+/*
+ * Point 2.  The producer (uid nobody, given user_events_data through a
+ * group): a bit in a shared mapping of the FUSE file, the page dropped
+ * and its reads stalled, then STALLED_FORKS forks, each with its copy of
+ * the registration and so its own bit to fault in.
+ */
+static int stalled_producer(struct child *c, void *arg)
+{
+	const char *path = arg;
+	pid_t pids[STALLED_FORKS];
+	int ffd, fd, i, n = 0, ret = 0;
+	__u32 *word;
+
+	if (become_nobody())
+		return child_fail(1, "become nobody");
+	ffd = open(path, O_RDWR | O_CLOEXEC);
+	fd = ue_open_data();
+	if (ffd == -1 || fd == -1)
+		return child_fail(2, "open");
+	word = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    ffd, 0);
+	if (word == MAP_FAILED || reg_word(fd, PREFIX "shared", word, 0))
+		return child_fail(3, "register");
+	/* Written back, out of the page table and out of the page cache */
+	if (msync(word, UE_PAGE_SIZE, MS_SYNC) ||
+	    madvise(word, UE_PAGE_SIZE, MADV_DONTNEED) ||
+	    posix_fadvise(ffd, 0, 0, POSIX_FADV_DONTNEED))
+		return child_fail(4, "drop the page");
+	if (!child_say(c, resident(word) ? 'R' : 'r') || child_hear(c) != 'f')
+		return child_fail(5, "talk to the parent");
+	for (n = 0; n < STALLED_FORKS; n++) {
+		pids[n] = fork();
+		if (pids[n] == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			pause();
+			_exit(0);
+		}
+		if (pids[n] == -1) {
+			ret = child_fail(6, "fork");
+			break;
+		}
+	}
+	if (!child_say(c, 'd'))
+		ret = child_fail(7, "talk to the parent");
+	child_hear(c);
+	for (i = 0; i < n; i++)
+		kill(pids[i], SIGKILL);
+	for (i = 0; i < n; i++)
+		waitpid(pids[i], NULL, 0);
+	return ret;
+}
+
+TEST_F_TIMEOUT(wait, stalled_pages_hold_few_workers, LONG_TIMEOUT)
+{
+	const char *victim = PREFIX "victim";
+	long long t0, ms;
+	int mfd, held, busy;
+	struct child c;
+	__u32 *word;
+
+	ASSERT_EQ(0, ue_grant_dirs(&self->attrs, TEST_GID));
+	ASSERT_EQ(0, ue_grant(&self->attrs, ue_path("user_events_data"),
+			      TEST_GID, 0060));
+	ASSERT_EQ(0, child_start(&c, stalled_producer, self->fuse.path));
+	ASSERT_EQ('r', parent_hear(&c));
+	ue_fuse_stall(&self->fuse, true);
+	ASSERT_TRUE(parent_say(&c, 'f'));
+	ASSERT_EQ('d', parent_hear(&c));
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "shared", true));
+
+	/*
+	 * The victim, another user: a bit in a page of a memfd that only
+	 * needs a fault, no read
+	 */
+	mfd = memfd_create(PREFIX "victim", MFD_CLOEXEC);
+	ASSERT_NE(-1, mfd);
+	ASSERT_EQ(0, ftruncate(mfd, UE_PAGE_SIZE));
+	word = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    mfd, 0);
+	ASSERT_NE(MAP_FAILED, word);
+	ASSERT_EQ(0, reg_word(self->fd, victim, word, 0));
+	ASSERT_EQ(0, madvise(word, UE_PAGE_SIZE, MADV_DONTNEED));
+
+	/*
+	 * The producer's workers asked for its page by now, and wait on
+	 * the read (one read: the others wait for the page it reads)
+	 */
+	held = fuse_wait_held(&self->fuse, 1, PROMPT_MS);
+	t0 = ue_now_ms();
+	ASSERT_EQ(0, ue_enable(NULL, victim, true));
+	EXPECT_TRUE(ue_wait_bit(word, 4, 0, true));
+	ms = ue_now_ms() - t0;
+	/* More time for more workers to go and wait */
+	usleep(PROMPT_MS * 1000);
+	busy = mm_workers();
+	ue_msg("the other user's bit took %lld ms; %d workers wait, %d reads held\n",
+	       ms, busy, held);
+	EXPECT_GT(PROMPT_MS, ms);
+	EXPECT_LE(1, held);
+	EXPECT_LE(1, busy);
+	EXPECT_GE(USER_WORKERS, busy);
+
+	/* Served, nothing waits any more */
+	ue_fuse_stall(&self->fuse, false);
+	ASSERT_TRUE(parent_say(&c, 'x'));
+	EXPECT_EQ(0, child_finish(&c));
+	ASSERT_EQ(0, ue_enable(NULL, victim, false));
+	EXPECT_TRUE(ue_wait_bit(word, 4, 0, false));
+	ASSERT_EQ(0, ue_enable(NULL, PREFIX "shared", false));
+	ASSERT_EQ(0, ue_unreg_bit(self->fd, word, 0));
+	munmap(word, UE_PAGE_SIZE);
+	close(mfd);
+}
+
+/*
+ * Point 3: the producer registers BITS bits of one event and forks
+ * COPIES children that keep their copies
+ */
+#define COPIES		3
+
+static int many_bits_producer(struct child *c, void *arg)
+{
+	int bits = *(int *)arg, fd, i, n, ret = 0;
+	pid_t pids[COPIES];
+	__u32 *words;
+
+	setpriority(PRIO_PROCESS, 0, 0);
+
+	words = mmap(NULL, (bits / 32 + 1) * 4, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fd = ue_open_data();
+	if (words == MAP_FAILED || fd == -1)
+		return child_fail(1, "setup");
+	for (i = 0; i < bits; i++) {
+		if (reg_word(fd, PREFIX "many", &words[i / 32], i % 32))
+			return child_fail(2, "register");
+	}
+	for (n = 0; n < COPIES; n++) {
+		pids[n] = fork();
+		if (pids[n] == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			pause();
+			_exit(0);
+		}
+		if (pids[n] == -1) {
+			ret = child_fail(3, "fork");
+			break;
+		}
+	}
+	if (!child_say(c, 'r'))
+		ret = child_fail(4, "talk to the parent");
+	child_hear(c);
+	for (i = 0; i < n; i++)
+		kill(pids[i], SIGKILL);
+	for (i = 0; i < n; i++)
+		waitpid(pids[i], NULL, 0);
+	return ret;
+}
+
+/*
+ * Switches event PREFIX "many" on and off until told to stop, as a tracer
+ * would, a few milliseconds apart
+ */
+static int many_bits_switcher(struct child *c, void *arg)
+{
+	struct pollfd pfd = { .fd = c->in, .events = POLLIN };
+	int rounds = 0;
+
+	setpriority(PRIO_PROCESS, 0, 0);
+	if (!child_say(c, 'r'))
+		return child_fail(1, "talk to the parent");
+	while (poll(&pfd, 1, 5) == 0) {
+		if (switch_ms(PREFIX "many") < 0)
+			return child_fail(2, "switch");
+		rounds++;
+	}
+	fprintf(stderr, "# %d switches of the event with many bits\n", rounds);
+	return 0;
+}
+
+/* The slowest of @n switches of @name; -1 on error */
+static long long slowest_switch(const char *name, int n)
+{
+	long long ms, slowest = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		ms = switch_ms(name);
+		if (ms < 0)
+			return -1;
+		if (ms > slowest)
+			slowest = ms;
+	}
+	return slowest;
+}
+
+TEST_F_TIMEOUT(wait, many_bits_hold_up_no_other_event, LONG_TIMEOUT)
+{
+	int bits = ue_scaled(25000, 10);
+	long long idle, loaded;
+	struct child prod, sw;
+
+	/* What is measured is waiting for locks, not for a CPU */
+	setpriority(PRIO_PROCESS, 0, -10);
+	ASSERT_EQ(0, child_start(&prod, many_bits_producer, &bits));
+	ASSERT_EQ('r', parent_hear(&prod));
+
+	idle = slowest_switch(PREFIX "other", 10);
+	ASSERT_EQ(0, child_start(&sw, many_bits_switcher, NULL));
+	ASSERT_EQ('r', parent_hear(&sw));
+	usleep(200 * 1000);
+	loaded = slowest_switch(PREFIX "other", 20);
+	ASSERT_TRUE(parent_say(&sw, 'x'));
+	EXPECT_EQ(0, child_finish(&sw));
+	ue_msg("%d enable bits: another event's slowest switch %lld ms, idle %lld ms\n",
+	       bits * (COPIES + 1), loaded, idle);
+	ASSERT_LE(0, idle);
+	ASSERT_LE(0, loaded);
+	EXPECT_GE((ue_debug_kernel() ? 5 : 2) * idle, loaded);
+	ASSERT_TRUE(parent_say(&prod, 'x'));
+	EXPECT_EQ(0, child_finish(&prod));
+}
+
+TEST_HARNESS_MAIN
