@@ -2694,6 +2694,11 @@ static int user_event_print_field(struct trace_seq *s,
 	const u8 *data;
 	int n;
 
+	/* Nothing past the end of the record is read */
+	if (field->offset + field->size > size) {
+		trace_seq_puts(s, USER_EVENT_INVALID);
+		return sizeof(USER_EVENT_INVALID) - 1;
+	}
 	if (!(field->flags & (UF_ARRAY | UF_STRUCT | UF_DYN))) {
 		u64 val = user_field_number(field, rec + field->offset);
 
@@ -3493,6 +3498,30 @@ static void user_event_gc(struct work_struct *work)
 				   msecs_to_jiffies(USER_EVENT_GC_RETRY_MS));
 }
 
+/**
+ * user_event_discard - delete an event its registration did not hand out
+ * @user: the event, just created, which nothing else may hold yet
+ *
+ * An event nobody got must not stay without a way to delete it: if
+ * deleting fails for want of memory, the event is made automatic and
+ * user_event_gc() tries again.  One that something took meanwhile (a
+ * tracer, another registration) is theirs.
+ */
+static void user_event_discard(struct user_event *user)
+{
+	lockdep_assert_held(&event_mutex);
+
+	if (user_event_destroy(user) != -ENOMEM)
+		return;
+	WRITE_ONCE(user->auto_delete, true);
+	spin_lock(&user_event_gc_lock);
+	if (list_empty(&user->gc_link))
+		list_add_tail(&user->gc_link, &user_event_gc_list);
+	mod_delayed_work(system_wq, &user_event_gc_work,
+			 msecs_to_jiffies(USER_EVENT_GC_RETRY_MS));
+	spin_unlock(&user_event_gc_lock);
+}
+
 /*
  * Are there kernel.user_events_max events, counting the kept ones?  Kept
  * events whose records are gone are freed before saying so.
@@ -3611,7 +3640,7 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 	    user_event_set_status_index(user)) {
 		user_event_log(cmd, USER_EVENT_ERR_NO_STATUS_BYTE, at);
 		if (*created)
-			user_event_destroy(user);
+			user_event_discard(user);
 		*created = false;
 		ret = -ENOMEM;
 		goto out;
@@ -3873,7 +3902,7 @@ static int user_reg_begin(struct user_event_file_info *info, const char *cmd,
 		} else if (st->index < 0) {
 			ret = st->index;
 			if (st->created)
-				user_event_destroy(st->user);
+				user_event_discard(st->user);
 		}
 	}
 	mutex_unlock(&event_mutex);
@@ -3904,7 +3933,7 @@ static void user_reg_abort(struct user_reg_state *st)
 	if (st->new_slot)
 		user_event_put(st->user);
 	if (st->created)
-		user_event_destroy(st->user);
+		user_event_discard(st->user);
 	mutex_unlock(&event_mutex);
 }
 
@@ -4006,9 +4035,10 @@ static int user_reg_check(const struct user_reg_enable_bit *reg)
 		break;
 #if BITS_PER_LONG == 64
 	case sizeof(u64):
-		/* A 32-bit program has no 8-byte value to keep a bit in */
-		if (in_compat_syscall())
-			return -EINVAL;
+		/*
+		 * Also for a 32-bit program: its 8-byte aligned value is one
+		 * long to this kernel, written the same way
+		 */
 		break;
 #endif
 	default:
@@ -4383,11 +4413,12 @@ static long user_events_compat_ioctl(struct file *file, unsigned int cmd,
  * @payload: the payload, what follows the index
  * @total: the size of the whole write, index included
  *
- * Return: @total, -ENOENT for an unknown index, -EINVAL for a payload
- * shorter than the event's fields, -E2BIG for one larger than a record
- * can hold, -EBADF while nothing is attached to the event of an index
- * that no status page registration handed out, or the error of
- * user_event_emit().
+ * Return: @total, -EINVAL for an index that is negative as a signed
+ * 32-bit number (as on mainline, whose own tests ask for it) or for a
+ * payload shorter than the event's fields, -ENOENT for another unknown
+ * index, -E2BIG for a payload larger than a record can hold, -EBADF while
+ * nothing is attached to the event of an index that no status page
+ * registration handed out, or the error of user_event_emit().
  */
 static __always_inline ssize_t
 user_events_write_index(struct file *file, u32 index,
@@ -4399,6 +4430,9 @@ user_events_write_index(struct file *file, u32 index,
 	struct user_event *user = NULL;
 	bool lenient = false;
 	int ret;
+
+	if (unlikely((s32)index < 0))
+		return -EINVAL;
 
 	/*
 	 * The table may be replaced by a concurrent registration on this

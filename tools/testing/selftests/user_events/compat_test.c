@@ -4,8 +4,9 @@
  * carry 4-byte pointers, and its struct user_reg of the status page layout
  * is 20 bytes long (a __u64 is 4-byte aligned on i386).  Both layouts must
  * work as they do for 64-bit programs: status byte and write index of the
- * status page layout, enable bits in 4-byte values (8-byte ones are
- * refused: EINVAL), DIAG_IOCSUNREG, DIAG_IOCSDEL, writes read back from
+ * status page layout, enable bits in 4-byte and 8-byte values (the
+ * kernel writes an 8-byte aligned word the same way for it),
+ * DIAG_IOCSUNREG, DIAG_IOCSDEL, writes read back from
  * the trace buffer, and the EBADF of an enable bit's write index while
  * nothing is attached.
  *
@@ -51,7 +52,8 @@ FIXTURE(compat) {
 	int status_fd;
 	__u8 *status;
 	__u32 word;
-	__u64 word64;
+	/* An i386 __u64 in a struct is only 4-byte aligned */
+	__aligned_u64 word64;
 };
 
 FIXTURE_SETUP(compat)
@@ -143,12 +145,35 @@ TEST_F(compat, enable_bit_u32)
 	ASSERT_EQ(0, ue_enable(NULL, EV_BIT, false));
 }
 
-/* No 8-byte values for a 32-bit program */
-TEST_F(compat, enable_bit_u64_refused)
+/*
+ * An 8-byte value: bit 40 lands in the upper half, bit 3 in the lower,
+ * and the other bits of the word stay the program's.
+ */
+TEST_F(compat, enable_bit_u64)
 {
+	__u32 idx = ~0U, v = 9;
+
+	self->word64 = 0x0000fe00000000f0ULL;
+	ASSERT_EQ(0, ue_reg_bit(self->fd, EV_BIT64 " u32 v", &self->word64, 8,
+				40, 0, &idx));
+	ASSERT_EQ(0, ue_reg_bit(self->fd, EV_BIT64 " u32 v", &self->word64, 8,
+				3, 0, NULL));
+	ASSERT_EQ(0x0000fe00000000f0ULL, self->word64);
+
+	ASSERT_EQ(0, ue_enable(NULL, EV_BIT64, true));
+	ASSERT_EQ(0x0000ff00000000f8ULL, self->word64);
+	ASSERT_EQ(8, ue_emit(self->fd, idx, &v, sizeof(v)));
+	ASSERT_EQ(0, ue_enable(NULL, EV_BIT64, false));
+	ASSERT_EQ(0x0000fe00000000f0ULL, self->word64);
+	UE_ASSERT_TRACE(NULL, EV_BIT64, "v=9\n");
+
+	/* Bit 64 is past the value; a 4-byte aligned 8-byte one is not one */
 	ASSERT_EQ(EINVAL, ue_reg_bit(self->fd, EV_BIT64 " u32 v",
-				     &self->word64, 8, 0, 0, NULL));
-	ASSERT_FALSE(ue_event_exists(EV_BIT64));
+				     &self->word64, 8, 64, 0, NULL));
+	ASSERT_EQ(EINVAL, ue_reg_bit(self->fd, EV_BIT64 " u32 v",
+				     (__u8 *)&self->word64 + 4, 8, 0, 0, NULL));
+	ASSERT_EQ(0, ue_unreg_bit(self->fd, &self->word64, 40));
+	ASSERT_EQ(0, ue_unreg_bit(self->fd, &self->word64, 3));
 }
 
 /* Both layouts on one fd, for one event: one write index */

@@ -2514,6 +2514,11 @@ TEST_F_TIMEOUT(fuzz, write, 600)
 			allow(&a, EINVAL);
 		} else if (idx_unreadable) {
 			allow(&a, EFAULT);
+		} else if ((__s32)idx < 0) {
+			/* Negative as a signed index: EINVAL, as on mainline */
+			allow(&a, EINVAL);
+			if (pay_unreadable)
+				allow(&a, EFAULT);
 		} else if (idx >= NR_WEVENTS || (use_fd2 && idx != 0)) {
 			allow(&a, ENOENT);
 			if (pay_unreadable)
