@@ -600,6 +600,8 @@ cmd_test() {
 			first=0
 		fi
 	done
+	# Built: others may boot, not rebuild, while the last VMs run.
+	lock_cache shared
 	((${#TEST_VMS[@]} == 0)) || test_vms_wait
 	test_bg_checks_wait
 	# Recorded for the cover letter, which is rewritten with it.  The
