@@ -1410,6 +1410,17 @@ static int user_bit_batch_at(struct user_bit_batch *b, struct mm_struct *mm,
 	return 0;
 }
 
+/* Has bit @nr of the word at @uaddr, in the batch's page, the value @set? */
+static bool user_bit_batch_page_is(struct user_bit_batch *b,
+				   unsigned long uaddr, int nr, bool set)
+{
+	void *kaddr = kmap_local_page(b->page) + offset_in_page(uaddr);
+	bool is = test_bit(nr, kaddr) == set;
+
+	kunmap_local(kaddr);
+	return is;
+}
+
 /**
  * user_bit_batch_write - set or clear one bit of a value in an address space
  * @b: the batch
@@ -1432,22 +1443,19 @@ static int user_bit_batch_write(struct user_bit_batch *b, struct mm_struct *mm,
 	unsigned long uaddr;
 	void *kaddr;
 	int nr, ret;
-	bool is;
 
 	uaddr = user_bit_word(addr, size, bit, &nr);
 	ret = user_bit_batch_at(b, mm, uaddr, true);
 	if (ret)
 		return ret;
-	kaddr = kmap_local_page(b->page) + offset_in_page(uaddr);
 	if (!b->writable)
-		is = test_bit(nr, kaddr) == set;
-	else if (set)
+		return user_bit_batch_page_is(b, uaddr, nr, set) ? 0 : -EFAULT;
+	kaddr = kmap_local_page(b->page) + offset_in_page(uaddr);
+	if (set)
 		set_bit(nr, kaddr);
 	else
 		clear_bit(nr, kaddr);
 	kunmap_local(kaddr);
-	if (!b->writable)
-		return is ? 0 : -EFAULT;
 	b->dirty = true;
 	return 0;
 }
@@ -1457,17 +1465,11 @@ static bool user_bit_batch_is(struct user_bit_batch *b, struct mm_struct *mm,
 			      unsigned long addr, int size, int bit, bool set)
 {
 	unsigned long uaddr;
-	void *kaddr;
-	bool is;
 	int nr;
 
 	uaddr = user_bit_word(addr, size, bit, &nr);
-	if (user_bit_batch_at(b, mm, uaddr, false))
-		return false;
-	kaddr = kmap_local_page(b->page) + offset_in_page(uaddr);
-	is = test_bit(nr, kaddr) == set;
-	kunmap_local(kaddr);
-	return is;
+	return !user_bit_batch_at(b, mm, uaddr, false) &&
+	       user_bit_batch_page_is(b, uaddr, nr, set);
 }
 
 /* user_bit_batch_write() of one bit; @wait as for struct user_bit_batch */

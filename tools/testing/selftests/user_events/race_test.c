@@ -242,6 +242,58 @@ static void publish(struct race *r, int fd, __u32 nidx)
 	__atomic_store_n(&r->gen, gen, __ATOMIC_RELEASE);
 }
 
+/*
+ * The cases share one trace instance: making and removing one (a
+ * directory for every event of the kernel) and sizing its buffer take
+ * about fifteen seconds in the debug kernel under emulation.  Each case
+ * gets it empty, with none of its user events enabled; the program
+ * removes it when it ends.
+ */
+#define INSTANCE_USER_ENABLE	"instances/" INSTANCE "/events/" \
+				USER_EVENTS_SYSTEM "/enable"
+
+static pid_t race_main_pid;
+
+static void __attribute__((constructor)) race_note_main(void)
+{
+	race_main_pid = getpid();
+}
+
+static void __attribute__((destructor)) race_remove_instance(void)
+{
+	/* Not in the children of the test harness, which exit() too */
+	if (getpid() == race_main_pid)
+		ue_instance_remove(INSTANCE);
+}
+
+/* Disable every user event in the instance; 0 or errno */
+static int race_instance_disable(void)
+{
+	int ret = ue_write_file(INSTANCE_USER_ENABLE, "0\n", O_TRUNC);
+
+	/* No user event exists: nothing is enabled */
+	return ret == ENOENT ? 0 : ret;
+}
+
+/* The instance of the cases, empty; 0 or errno */
+static int race_instance_get(void)
+{
+	int ret;
+
+	if (access(ue_path("instances/" INSTANCE), F_OK)) {
+		ret = ue_instance_create(INSTANCE);
+		if (ret)
+			return ret;
+	}
+	ret = race_instance_disable();
+	if (!ret)
+		ret = ue_set_buffer_kb(INSTANCE, 4096);
+	if (!ret)
+		ret = ue_clear_trace(INSTANCE);
+
+	return ret;
+}
+
 FIXTURE(race) {
 	struct race r;
 	struct writer_arg args[NR_WRITERS];
@@ -260,7 +312,7 @@ FIXTURE_SETUP(race)
 	self->r.fd = -1;
 	UE_SKIP_IF_UNAVAILABLE();
 
-	ue_instance_remove(INSTANCE);
+	race_instance_disable();
 	ue_cleanup_events(PREFIX);
 	ue_errors_init(&self->r.errs);
 	for (i = 0; i < NR_WRITERS; i++) {
@@ -269,8 +321,7 @@ FIXTURE_SETUP(race)
 	}
 	ASSERT_EQ(0, ue_status_counts(&self->active0, &busy, &max));
 	ASSERT_EQ(0, ue_open_status_page(&self->status_fd, &self->status));
-	ASSERT_EQ(0, ue_instance_create(INSTANCE));
-	ASSERT_EQ(0, ue_set_buffer_kb(INSTANCE, 4096));
+	ASSERT_EQ(0, race_instance_get());
 	ASSERT_EQ(0, ue_clear_trace(NULL));
 	self->r.deadline = ue_now_ms() + race_ms();
 }
@@ -287,7 +338,7 @@ FIXTURE_TEARDOWN(race)
 	for (i = 0; i < NR_WRITERS; i++)
 		free(self->r.ok[i]);
 	ue_close_status_page(self->status_fd, self->status);
-	ue_instance_remove(INSTANCE);
+	race_instance_disable();
 	ue_cleanup_events(PREFIX);
 	ue_clear_trace(NULL);
 

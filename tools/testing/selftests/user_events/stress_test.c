@@ -23,10 +23,12 @@
  * perf) every bit and status byte agrees with what is attached, and the
  * rest of the values holding the bits is untouched; once the processes
  * exit or the bits are unregistered, nothing holds the events.  The
- * debug kernel gets fewer processes, events and rounds.
+ * debug kernel gets fewer processes, events and rounds, and a third of
+ * the writes.
  *
  * UE_STRESS_ITERS sets the writes per writer thread of the first phase
- * (default 3000); the other threads' iterations scale with it.
+ * (default 3000, 1000 in the debug kernel); the other threads'
+ * iterations scale with it.
  */
 #define USER_EVENTS_ENABLE_BIT_ABI
 #include <pthread.h>
@@ -621,7 +623,8 @@ static long account(struct stress *s, bool exact)
 TEST_F_TIMEOUT(stress, concurrent, 600)
 {
 	struct stress *s = &self->s;
-	long iters = ue_env_long("UE_STRESS_ITERS", DEFAULT_ITERS);
+	long iters = ue_env_long("UE_STRESS_ITERS",
+				 ue_scaled(DEFAULT_ITERS, 3));
 	int active, busy, max, k, t, ret;
 	long long t0, t1, t2;
 	long records, overruns;

@@ -6,6 +6,7 @@
  * (<linux/fuse.h>), from a thread of the test, in the test's own mount
  * namespace; when the test ends, its /dev/fuse file is closed, which
  * aborts every request still waiting, so nothing outlives the test.
+ * Include it after user_events_selftests.h, whose helpers it uses.
  */
 #ifndef _USER_EVENTS_FUSE_H
 #define _USER_EVENTS_FUSE_H
@@ -31,6 +32,7 @@ struct ue_fuse_read {
 	__u64 unique;
 	__u64 offset;
 	__u32 size;
+	long long since;		/* ue_now_ms() when it came */
 };
 
 struct ue_fuse {
@@ -39,6 +41,11 @@ struct ue_fuse {
 	char path[96];			/* the file */
 	pthread_t thread;
 	bool running;
+	/*
+	 * A READ held this long is answered even though reads are still
+	 * stalled (0: held until the test releases it), see ue_fuse_start()
+	 */
+	long long unstall_ms;
 	pthread_mutex_t lock;		/* everything below */
 	bool stopping;
 	bool stall;			/* hold READ requests */
@@ -46,6 +53,7 @@ struct ue_fuse {
 	int nr_held;
 	int cap_held;
 	int reads;			/* READ requests seen */
+	int unstalled;			/* READs answered by the deadline */
 	__u8 data[UE_FUSE_FILE_SIZE];	/* the file */
 };
 
@@ -103,6 +111,7 @@ static inline void ue_fuse_read(struct ue_fuse *f, __u64 unique,
 {
 	struct ue_fuse_read rd = {
 		.unique = unique, .offset = in->offset, .size = in->size,
+		.since = ue_now_ms(),
 	};
 
 	pthread_mutex_lock(&f->lock);
@@ -224,6 +233,28 @@ static inline void ue_fuse_serve(struct ue_fuse *f, const void *buf)
 	}
 }
 
+/* Answer the READ requests held for f->unstall_ms or more, under f->lock */
+static inline void ue_fuse_unstall_late(struct ue_fuse *f)
+{
+	long long now = ue_now_ms();
+	struct ue_fuse_read *rd;
+	int i, kept = 0;
+
+	for (i = 0; i < f->nr_held; i++) {
+		rd = &f->held[i];
+		if (now - rd->since < f->unstall_ms) {
+			f->held[kept++] = *rd;
+			continue;
+		}
+		fprintf(stderr,
+			"# ue_fuse: deadline: READ answered after %lld ms\n",
+			now - rd->since);
+		ue_fuse_answer_read(f, rd);
+		f->unstalled++;
+	}
+	f->nr_held = kept;
+}
+
 static inline void *ue_fuse_loop(void *arg)
 {
 	struct ue_fuse *f = arg;
@@ -242,6 +273,8 @@ static inline void *ue_fuse_loop(void *arg)
 				ue_fuse_serve(f, buf);
 		}
 		pthread_mutex_lock(&f->lock);
+		if (f->unstall_ms)
+			ue_fuse_unstall_late(f);
 		stopping = f->stopping;
 		pthread_mutex_unlock(&f->lock);
 	}
@@ -253,14 +286,21 @@ static inline void *ue_fuse_loop(void *arg)
  * Mount the file system on a new directory, in a mount namespace of the
  * caller's own, and serve it from a thread; 0 or an errno value.  Anyone
  * may use the file (allow_other, mode 0666).
+ *
+ * A READ held for @unstall_ms is answered anyway, unless it is 0.  The
+ * deadline is for a kernel that waits for a stalled page where it must
+ * not: when that blocks the test's own thread, under a lock the test
+ * needs or in the very write that should return at once, the test never
+ * gets to release the stall, and would hang until its timeout.
  */
-static inline int ue_fuse_start(struct ue_fuse *f)
+static inline int ue_fuse_start(struct ue_fuse *f, long long unstall_ms)
 {
 	char opts[128];
 	int ret;
 
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
+	f->unstall_ms = unstall_ms;
 	pthread_mutex_init(&f->lock, NULL);
 	if (unshare(CLONE_NEWNS) ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
@@ -308,6 +348,17 @@ static inline int ue_fuse_held(struct ue_fuse *f)
 
 	pthread_mutex_lock(&f->lock);
 	n = f->nr_held;
+	pthread_mutex_unlock(&f->lock);
+	return n;
+}
+
+/* READ requests answered because they were held past the deadline */
+static inline int ue_fuse_unstalled(struct ue_fuse *f)
+{
+	int n;
+
+	pthread_mutex_lock(&f->lock);
+	n = f->unstalled;
 	pthread_mutex_unlock(&f->lock);
 	return n;
 }

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,9 +23,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1338,6 +1341,164 @@ static inline int ue_count_events(void)
 	free(text);
 
 	return count;
+}
+
+/*
+ * A child process the test talks to over two pipes, one character per
+ * message.  ue_child_start() runs a function in it, which talks with
+ * ue_child_say() and ue_child_hear(); the test talks with ue_parent_say()
+ * and ue_parent_hear(), and reaps it with ue_child_finish().  The pipes
+ * are close-on-exec: the parent reads EOF once the child exited or
+ * exec'd.  The children running are remembered, for ue_child_kill_all()
+ * in a teardown: a test that fails half-way leaves no child behind.
+ */
+struct ue_child {
+	pid_t pid;
+	int to_child;		/* parent: write end */
+	int from_child;		/* parent: read end */
+	int in;			/* child: read end */
+	int out;		/* child: write end */
+};
+
+/* Children a test may have running at once */
+#define UE_MAX_CHILDREN	4
+
+/* The pids of the children running, 0 in a free slot */
+static inline pid_t *ue_children(void)
+{
+	static pid_t pids[UE_MAX_CHILDREN];
+
+	return pids;
+}
+
+/* In a child: report a failed step on stderr, return it as exit code */
+static inline int ue_child_fail(int step, const char *what)
+{
+	fprintf(stderr, "# child %d (uid %d): step %d: %s (errno: %s)\n",
+		getpid(), getuid(), step, what, strerror(errno));
+
+	return step;
+}
+
+/* In a child: tell the parent @what */
+static inline bool ue_child_say(struct ue_child *c, char what)
+{
+	return write(c->out, &what, 1) == 1;
+}
+
+/* In a child: the next character the parent sends, or -1 (EOF) */
+static inline int ue_child_hear(struct ue_child *c)
+{
+	char what;
+
+	return read(c->in, &what, 1) == 1 ? what : -1;
+}
+
+/* In the parent: tell the child @what */
+static inline bool ue_parent_say(struct ue_child *c, char what)
+{
+	return write(c->to_child, &what, 1) == 1;
+}
+
+/* In the parent: the next character the child sends, or -1 (EOF) */
+static inline int ue_parent_hear(struct ue_child *c)
+{
+	char what;
+
+	return read(c->from_child, &what, 1) == 1 ? what : -1;
+}
+
+/*
+ * Run @fn(@c, @arg) in a child, whose exit code it gives; 0 or errno.
+ * The pipes come from the system call: pipe2() is only declared where
+ * _GNU_SOURCE comes before the first include, which not every test has.
+ */
+static inline int ue_child_start(struct ue_child *c,
+				 int (*fn)(struct ue_child *c, void *arg),
+				 void *arg)
+{
+	pid_t *pids = ue_children();
+	int p2c[2], c2p[2], slot, ret;
+
+	for (slot = 0; slot < UE_MAX_CHILDREN && pids[slot]; slot++)
+		;
+	/* No slot: a teardown could not kill it */
+	if (slot == UE_MAX_CHILDREN) {
+		errno = ENOSPC;
+		return errno;
+	}
+	if (syscall(SYS_pipe2, p2c, O_CLOEXEC))
+		return errno;
+	if (syscall(SYS_pipe2, c2p, O_CLOEXEC)) {
+		ret = errno;
+		close(p2c[0]);
+		close(p2c[1]);
+		return ret;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	c->pid = fork();
+	if (c->pid == -1) {
+		ret = errno;
+		close(p2c[0]);
+		close(p2c[1]);
+		close(c2p[0]);
+		close(c2p[1]);
+		return ret;
+	}
+	if (c->pid == 0) {
+		/* The parent's other children are not this one's to kill */
+		memset(pids, 0, UE_MAX_CHILDREN * sizeof(*pids));
+		close(p2c[1]);
+		close(c2p[0]);
+		c->in = p2c[0];
+		c->out = c2p[1];
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		_exit(fn(c, arg));
+	}
+	close(p2c[0]);
+	close(c2p[1]);
+	c->to_child = p2c[1];
+	c->from_child = c2p[0];
+	pids[slot] = c->pid;
+
+	return 0;
+}
+
+/* Close the pipes and reap the child: its exit code, or -1 */
+static inline int ue_child_finish(struct ue_child *c)
+{
+	pid_t *pids = ue_children();
+	int status, i;
+
+	close(c->to_child);
+	close(c->from_child);
+	for (i = 0; i < UE_MAX_CHILDREN; i++) {
+		if (pids[i] == c->pid)
+			pids[i] = 0;
+	}
+	if (waitpid(c->pid, &status, 0) != c->pid || !WIFEXITED(status))
+		return -1;
+
+	return WEXITSTATUS(status);
+}
+
+/*
+ * In a teardown: kill and reap the children that a failed test left
+ * running, with the registrations and whatever else they hold
+ */
+static inline void ue_child_kill_all(void)
+{
+	pid_t *pids = ue_children();
+	int i;
+
+	for (i = 0; i < UE_MAX_CHILDREN; i++) {
+		if (pids[i] > 0) {
+			kill(pids[i], SIGKILL);
+			waitpid(pids[i], NULL, 0);
+			pids[i] = 0;
+		}
+	}
 }
 
 #ifdef USER_EVENTS_ENABLE_BIT_ABI
