@@ -351,16 +351,11 @@ lane_runs_check() {
 	(($2 == 1)) || grep -qx '# lanes: all' "$1"
 }
 
-# test_vms_start [--behind]: boot the test VMs of the current flavour in
-# the background, each running harness/checks/guest-run; their output is
-# shown as it comes, each line headed by the VM's name.  With --behind,
-# beside the VMs already running: at the lowest CPU priority until those
-# have ended (test_vms_behind).
+# test_vms_start: boot the test VMs of the current flavour in the
+# background, each running harness/checks/guest-run; their output is
+# shown as it comes, each line headed by the VM's name.
 test_vms_start() {
-	local flavour lanes lane scratch name timeout shared= behind=0 first
-	local VM_NICE=
-	[[ ${1:-} != --behind ]] || { behind=1 VM_NICE=19; }
-	first=${#TEST_VMS[@]}
+	local flavour lanes lane scratch name timeout shared=
 	# Seen by the guest (scratch_cmd passes every UE_ variable).
 	local UE_KSELFTEST_TIMEOUT=${UE_KSELFTEST_TIMEOUT:-${FLAVOUR_KSELFTEST_TIMEOUT[$(flavour_name)]:-}}
 	local UE_LANES UE_LANE VM_SHARED=
@@ -389,26 +384,6 @@ test_vms_start() {
 		TEST_VMS+=("$scratch")
 		TEST_VM_FLAVOUR[$scratch]=$flavour
 	done
-	((behind == 0)) || test_vms_behind "$first"
-}
-
-# test_vms_behind N: in the background, wait for the first N VMs of
-# TEST_VMS to end, then give the others the normal priority.  The VMs of
-# the debug kernel boot (two minutes) and start their checks on what the
-# plain kernel's VM leaves of the two cores, without slowing it.
-test_vms_behind() {
-	local n=$1 scratch
-	(
-		for scratch in "${TEST_VMS[@]:0:n}"; do
-			until [[ -f $scratch/vm-result ]]; do
-				sleep 2
-			done
-		done
-		for scratch in "${TEST_VMS[@]:n}"; do
-			vm_unnice "$scratch"
-		done
-	) &
-	TEST_VM_PIDS+=("$!")
 }
 
 # test_vms_wait: wait for the VMs started, count the results of each
@@ -578,12 +553,10 @@ test_abort() {
 }
 
 # cmd_test: the steps overlap where they can on two cores, each flavour's
-# build and VMs beside the previous flavour's VMs:
+# build beside the previous flavour's VMs:
 #   packages, tree, series
 #   build of the first flavour        | checks of the patch files
-#   its VMs                           | build of the next flavour (nice),
-#                                     | then its VMs (nice until the
-#                                     | first flavour's have ended)
+#   its VMs                           | build of the next flavour (nice)
 #   the next flavour's VMs ...
 # and end with the phase times and the summary.
 cmd_test() {
@@ -617,12 +590,9 @@ cmd_test() {
 		((${#TEST_VMS[@]} == 0)) || nice=(--nice)
 		phase "build $(flavour_name)" test_build "${args[@]}" "${nice[@]}" || continue
 		userland=1
-		# Beside the previous flavour's VMs, if still running.
-		if ((${#TEST_VMS[@]})); then
-			test_vms_start --behind
-		else
-			test_vms_start
-		fi
+		# The VMs of the previous flavour, if still running, first.
+		((${#TEST_VMS[@]} == 0)) || phase "waiting for the VMs" test_vms_wait
+		test_vms_start
 		# Compiler and sparse warnings and the installed UAPI header
 		# (harness/lib/headerabi.sh), once: with the first kernel built.
 		if ((first)); then

@@ -121,7 +121,6 @@ qemu_args() {
 		-kernel "$BZIMAGE" -initrd "$INITRAMFS" -append "$append"
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
 		-virtfs "local,path=$scratch,mount_tag=scratch,security_model=none,multidevs=remap"
-		-pidfile "$scratch/qemu.pid"
 	)
 	if [[ -n ${VM_SHARED:-} ]]; then
 		QEMU_ARGS+=(-virtfs "local,path=$VM_SHARED,mount_tag=shared,security_model=none,multidevs=remap")
@@ -159,12 +158,9 @@ vm_report() {
 # vm_boot SCRATCH MODE TIMEOUT: boot, wait (streaming the command output in
 # "run" mode), and return the command's exit status.  VM_SHARED, when set,
 # is a host directory that the guest gets writable as $UE_SHARED, for
-# several VMs to share (harness/lib/test.sh); VM_NICE, when set, the
-# niceness QEMU starts with (vm_unnice makes it 0; QEMU writes its pid
-# to SCRATCH/qemu.pid).
+# several VMs to share (harness/lib/test.sh).
 vm_boot() {
-	local scratch=$1 mode=$2 timeout=$3 qrc=0 t0 tailpid= nice=()
-	[[ -z ${VM_NICE:-} ]] || nice=(nice -n "$VM_NICE")
+	local scratch=$1 mode=$2 timeout=$3 qrc=0 t0 tailpid=
 	need_kernel
 	initramfs_build
 	qemu_args "$scratch" "$mode"
@@ -175,7 +171,7 @@ vm_boot() {
 		timeout --foreground "$timeout" "${QEMU_ARGS[@]}" || qrc=$?
 	else
 		: > "$scratch/output"
-		timeout -k 10 "$timeout" "${nice[@]}" "${QEMU_ARGS[@]}" < /dev/null > "$scratch/qemu.log" 2>&1 &
+		timeout -k 10 "$timeout" "${QEMU_ARGS[@]}" < /dev/null > "$scratch/qemu.log" 2>&1 &
 		local qpid=$!
 		# Background jobs ignore Ctrl-C: take the VM down with us.
 		trap 'kill "$qpid" 2>/dev/null; wait "$qpid"; exit 130' INT TERM
@@ -188,21 +184,6 @@ vm_boot() {
 	[[ ! -s $scratch/qemu.log ]] || { warn "vm: QEMU said:"; cat "$scratch/qemu.log" >&2; }
 	log "vm: finished in $(($(now) - t0))s"
 	vm_report "$scratch" "$qrc" "$timeout"
-}
-
-# vm_unnice SCRATCH: give the VM of SCRATCH, started with VM_NICE, the
-# normal priority: every thread of QEMU (niceness is per thread).  Waits
-# for QEMU's pid file; does nothing once the VM has ended.
-vm_unnice() {
-	local scratch=$1 pid task
-	until [[ -s $scratch/qemu.pid || -f $scratch/vm-result ]]; do
-		sleep 1
-	done
-	[[ -s $scratch/qemu.pid ]] || return 0
-	pid=$(<"$scratch/qemu.pid")
-	for task in /proc/"$pid"/task/*; do
-		renice -n 0 -p "${task##*/}" > /dev/null 2>&1 || true
-	done
 }
 
 # --- Commands ----------------------------------------------------------------
