@@ -336,21 +336,6 @@ vm_selftests() {
 # timings).  UE_VM_LANES, when set, applies to every flavour.
 declare -A FLAVOUR_VM_LANES=([debug]=2)
 
-# The vCPUs of each lane's VM (lane 1 first; UE_SMP for the lanes not
-# listed).  Two debug VMs of two vCPUs each put four vCPU threads on the
-# two host cores, where a vCPU preempted while it holds a lock stalls the
-# other: a debug program ran 1.3 to 2 times faster in a VM of one vCPU.
-# The programs that need two CPUs at once to hit their races (marked
-# "smp" in harness/checks/kselftest-order) run in the lane of two.
-declare -A FLAVOUR_LANE_SMP=([debug]="1 2")
-
-# test_lane_smp LANE: the vCPUs of lane LANE's VM.
-test_lane_smp() {
-	local smps
-	read -ra smps <<<"${FLAVOUR_LANE_SMP[$(flavour_name)]:-}"
-	printf '%s\n' "${smps[$1 - 1]:-$UE_SMP}"
-}
-
 test_vm_lanes() {
 	printf '%s\n' "${UE_VM_LANES:-${FLAVOUR_VM_LANES[$(flavour_name)]:-1}}"
 }
@@ -373,12 +358,9 @@ test_vms_start() {
 	local flavour lanes lane scratch name timeout shared=
 	# Seen by the guest (scratch_cmd passes every UE_ variable).
 	local UE_KSELFTEST_TIMEOUT=${UE_KSELFTEST_TIMEOUT:-${FLAVOUR_KSELFTEST_TIMEOUT[$(flavour_name)]:-}}
-	local UE_LANES UE_LANE UE_LANES_SMP= UE_SMP=$UE_SMP VM_SHARED=
+	local UE_LANES UE_LANE VM_SHARED=
 	flavour=$(flavour_name) lanes=$(test_vm_lanes) timeout=$(test_vm_timeout)
 	UE_LANES=$lanes
-	for ((lane = 1; lane <= lanes; lane++)); do
-		UE_LANES_SMP+="${UE_LANES_SMP:+ }$(test_lane_smp "$lane")"
-	done
 	need_kernel
 	initramfs_build             # once, before the VMs look at it
 	for ((lane = 1; lane <= lanes; lane++)); do
@@ -387,7 +369,7 @@ test_vms_start() {
 			shared=$scratch/vm-shared
 			mkdir -p "$shared"
 		fi
-		VM_SHARED=$shared UE_LANE=$lane UE_SMP=$(test_lane_smp "$lane")
+		VM_SHARED=$shared UE_LANE=$lane
 		name=$flavour$( ((lanes == 1)) || echo "#$lane")
 		printf '%s\n' "$name" > "$scratch/vm-name"
 		printf '%s\n' "$lane" > "$scratch/vm-lane"

@@ -12,10 +12,7 @@
 # The programs run longest first (kselftest-order).  When several VMs of
 # one kernel share the work ($UE_SHARED, a directory all of them write),
 # each takes the next program nobody has taken yet: whoever creates
-# $UE_SHARED/kselftest/PROGRAM first runs it.  The programs that need two
-# CPUs at once to hit their races ("smp" in kselftest-order) go to a VM
-# with two CPUs or more, first, when one of the VMs has them
-# (UE_LANES_SMP, the vCPUs of each VM); a VM of one CPU leaves them.  The runner is loaded once:
+# $UE_SHARED/kselftest/PROGRAM first runs it.  The runner is loaded once:
 # in the debug kernel every program started costs about half a second,
 # and run_kselftest.sh starts a dozen before it runs a test.
 # lanes: all
@@ -47,12 +44,10 @@ mapfile -t all < <(sed -n 's/^user_events://p' "$BASE_DIR/kselftest-list.txt")
 if [[ -n ${UE_KSELFTEST_TESTS:-} ]]; then
 	read -ra all <<<"$UE_KSELFTEST_TESTS"
 fi
-order=() smp=()
-while read -r t _ tag; do
+order=()
+while read -r t _; do
 	[[ $t == \#* || -z $t ]] && continue
-	[[ " ${all[*]} " == *" $t "* ]] || continue
-	order+=("$t")
-	[[ $tag != smp ]] || smp+=("$t")
+	[[ " ${all[*]} " == *" $t "* ]] && order+=("$t")
 done < "$UE_HARNESS/checks/kselftest-order"
 for t in "${all[@]}"; do
 	[[ " ${order[*]} " == *" $t "* ]] || order=("$t" "${order[@]}")
@@ -62,21 +57,6 @@ queue=
 if [[ -n ${UE_SHARED:-} ]]; then
 	queue=$UE_SHARED/kselftest
 	mkdir -p "$queue"
-	most=1
-	for n in ${UE_LANES_SMP:-}; do
-		((n > most)) && most=$n
-	done
-	if ((most > 1)); then
-		rest=()
-		for t in "${order[@]}"; do
-			[[ " ${smp[*]} " == *" $t "* ]] || rest+=("$t")
-		done
-		if (($(nproc) > 1)); then
-			order=("${smp[@]}" "${rest[@]}")
-		else
-			order=("${rest[@]}")
-		fi
-	fi
 fi
 for t in "${order[@]}"; do
 	# mkdir is atomic on the host's file system: one VM gets each program.
