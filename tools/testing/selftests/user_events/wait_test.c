@@ -508,29 +508,45 @@ static long long slowest_switch(const char *name, int n)
 	return slowest;
 }
 
+/*
+ * Rounds of the measurement: one late wakeup of a vCPU on a busy host
+ * (the debug kernel builds beside the plain kernel's VM) makes one
+ * switch as slow as a kernel that walks every bit under the lock, but
+ * only such a kernel is slow in every round.
+ */
+#define MANY_BITS_ROUNDS	3
+
 TEST_F_TIMEOUT(wait, many_bits_hold_up_no_other_event, LONG_TIMEOUT)
 {
-	int bits = ue_scaled(25000, 10);
+	int bits = ue_scaled(25000, 10), factor = ue_debug_kernel() ? 5 : 2;
 	long long idle, loaded;
 	struct ue_child prod, sw;
+	bool within = false;
+	int round;
 
 	/* What is measured is waiting for locks, not for a CPU */
 	setpriority(PRIO_PROCESS, 0, -10);
 	ASSERT_EQ(0, ue_child_start(&prod, many_bits_producer, &bits));
 	ASSERT_EQ('r', ue_parent_hear(&prod));
 
-	idle = slowest_switch(PREFIX "other", 10);
-	ASSERT_EQ(0, ue_child_start(&sw, many_bits_switcher, NULL));
-	ASSERT_EQ('r', ue_parent_hear(&sw));
-	usleep(200 * 1000);
-	loaded = slowest_switch(PREFIX "other", 20);
-	ASSERT_TRUE(ue_parent_say(&sw, 'x'));
-	EXPECT_EQ(0, ue_child_finish(&sw));
-	ue_msg("%d enable bits: another event's slowest switch %lld ms, idle %lld ms\n",
-	       bits * (COPIES + 1), loaded, idle);
-	ASSERT_LE(0, idle);
-	ASSERT_LE(0, loaded);
-	EXPECT_GE((ue_debug_kernel() ? 5 : 2) * idle, loaded);
+	for (round = 0; round < MANY_BITS_ROUNDS && !within; round++) {
+		idle = slowest_switch(PREFIX "other", 10);
+		ASSERT_EQ(0, ue_child_start(&sw, many_bits_switcher, NULL));
+		ASSERT_EQ('r', ue_parent_hear(&sw));
+		usleep(200 * 1000);
+		loaded = slowest_switch(PREFIX "other", 20);
+		ASSERT_TRUE(ue_parent_say(&sw, 'x'));
+		EXPECT_EQ(0, ue_child_finish(&sw));
+		ue_msg("%d enable bits: another event's slowest switch %lld ms, idle %lld ms\n",
+		       bits * (COPIES + 1), loaded, idle);
+		ASSERT_LE(0, idle);
+		ASSERT_LE(0, loaded);
+		within = loaded <= factor * idle;
+	}
+	EXPECT_TRUE(within) {
+		TH_LOG("slower than %d x idle in each of %d rounds", factor,
+		       MANY_BITS_ROUNDS);
+	}
 	ASSERT_TRUE(ue_parent_say(&prod, 'x'));
 	EXPECT_EQ(0, ue_child_finish(&prod));
 }
