@@ -1391,7 +1391,12 @@ static int user_bit_batch_at(struct user_bit_batch *b, struct mm_struct *mm,
 					   FOLL_WRITE | FOLL_NOFAULT, &page,
 					   NULL, NULL) == 1) {
 		if (b->wait) {
-			lock_page(page);
+			/* Locked by a read its owner may never serve */
+			if (lock_page_killable(page)) {
+				put_page(page);
+				b->uaddr = 0;
+				return -EINTR;
+			}
 		} else if (!trylock_page(page)) {
 			put_page(page);
 			b->uaddr = 0;

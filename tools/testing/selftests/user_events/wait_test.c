@@ -85,36 +85,39 @@ static int become_nobody(void)
 }
 
 /*
- * In a producer: fork @n children that keep copies of its registrations,
- * doing nothing until they are killed (or it dies).  How many it forked,
- * their pids in @pids; if fewer than @n, errno says why.
+ * In a producer: fork @n children that keep copies of its registrations
+ * and do nothing, say @ready to the parent, and once it answers, kill and
+ * reap them.  Return: 0, or ue_child_fail()'s @step if fewer than @n
+ * forked, @step + 1 if the parent could not be told.
  */
-static int fork_paused(pid_t *pids, int n)
+static int hold_forked_copies(struct ue_child *c, int n, char ready, int step)
 {
-	int i;
+	pid_t *pids = calloc(n, sizeof(*pids));
+	int i, forked, ret = 0;
 
-	for (i = 0; i < n; i++) {
-		pids[i] = fork();
-		if (pids[i] == 0) {
+	if (!pids)
+		return ue_child_fail(step, "calloc");
+	for (forked = 0; forked < n; forked++) {
+		pids[forked] = fork();
+		if (pids[forked] == 0) {
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			pause();
 			_exit(0);
 		}
-		if (pids[i] == -1)
+		if (pids[forked] == -1)
 			break;
 	}
-	return i;
-}
-
-/* Kill the @n children of fork_paused() in @pids, then reap them */
-static void kill_paused(const pid_t *pids, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
+	if (forked < n)
+		ret = ue_child_fail(step, "fork");
+	if (!ue_child_say(c, ready))
+		ret = ue_child_fail(step + 1, "talk to the parent");
+	ue_child_hear(c);
+	for (i = 0; i < forked; i++)
 		kill(pids[i], SIGKILL);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < forked; i++)
 		waitpid(pids[i], NULL, 0);
+	free(pids);
+	return ret;
 }
 
 /* Register "@name u32 v" with bit @bit of the word at @addr on @fd */
@@ -344,8 +347,7 @@ TEST_F_TIMEOUT(wait, private_file_page, LONG_TIMEOUT)
 static int stalled_producer(struct ue_child *c, void *arg)
 {
 	const char *path = arg;
-	int ffd, fd, n, forks = ue_scaled(STALLED_FORKS, 6), ret = 0;
-	pid_t pids[STALLED_FORKS];
+	int ffd, fd, forks = ue_scaled(STALLED_FORKS, 6);
 	__u32 *word;
 
 	if (become_nobody())
@@ -366,14 +368,7 @@ static int stalled_producer(struct ue_child *c, void *arg)
 	if (!ue_child_say(c, resident(word) ? 'R' : 'r') ||
 	    ue_child_hear(c) != 'f')
 		return ue_child_fail(5, "talk to the parent");
-	n = fork_paused(pids, forks);
-	if (n < forks)
-		ret = ue_child_fail(6, "fork");
-	if (!ue_child_say(c, 'd'))
-		ret = ue_child_fail(7, "talk to the parent");
-	ue_child_hear(c);
-	kill_paused(pids, n);
-	return ret;
+	return hold_forked_copies(c, forks, 'd', 6);
 }
 
 TEST_F_TIMEOUT(wait, stalled_pages_hold_few_workers, LONG_TIMEOUT)
@@ -446,8 +441,7 @@ TEST_F_TIMEOUT(wait, stalled_pages_hold_few_workers, LONG_TIMEOUT)
 
 static int many_bits_producer(struct ue_child *c, void *arg)
 {
-	int bits = *(int *)arg, fd, i, n, ret = 0;
-	pid_t pids[COPIES];
+	int bits = *(int *)arg, fd, i;
 	__u32 *words;
 
 	setpriority(PRIO_PROCESS, 0, 0);
@@ -461,14 +455,7 @@ static int many_bits_producer(struct ue_child *c, void *arg)
 		if (reg_word(fd, PREFIX "many", &words[i / 32], i % 32))
 			return ue_child_fail(2, "register");
 	}
-	n = fork_paused(pids, COPIES);
-	if (n < COPIES)
-		ret = ue_child_fail(3, "fork");
-	if (!ue_child_say(c, 'r'))
-		ret = ue_child_fail(4, "talk to the parent");
-	ue_child_hear(c);
-	kill_paused(pids, n);
-	return ret;
+	return hold_forked_copies(c, COPIES, 'r', 3);
 }
 
 /*
