@@ -22,7 +22,10 @@
  * Events can also be created and deleted through dynamic_events with the
  * "u:" prefix.  An event lives until it is explicitly deleted, but for one
  * first created by an enable bit registration without
- * USER_EVENT_REG_PERSIST, which is deleted once nothing uses it.  Deleting
+ * USER_EVENT_REG_PERSIST, which is deleted once nothing uses it.  An event
+ * belongs to the user who created it: others delete it only with
+ * CAP_PERFMON, as everyone must for one that dynamic_events created or
+ * named or that USER_EVENT_REG_PERSIST made persistent.  Deleting
  * an event never clears a trace buffer: an event that a buffer recorded
  * is kept, out of sight, with its type number and format, until no
  * buffer can hold its records any more (see user_event_keep()).
@@ -214,8 +217,11 @@ struct user_kept_buffer {
  * @status_index: the event's byte in the status page, 0 if it has none
  * @multi_format: in USER_EVENTS_MULTI_SYSTEM, one of the formats of a name
  * @auto_delete: deleted once nothing references it
- * @persist_flag: USER_EVENT_REG_PERSIST made it persistent: deleting it
- *	through DIAG_IOCSDEL needs CAP_PERFMON, as the flag did
+ * @owner: effective uid of the task whose registration created it (or
+ *	brought it back from being kept)
+ * @admin_delete: dynamic_events created or named it, or
+ *	USER_EVENT_REG_PERSIST made it persistent: deleting it through
+ *	DIAG_IOCSDEL needs CAP_PERFMON, even for @owner
  */
 struct user_event {
 	struct trace_event_call call;
@@ -241,7 +247,8 @@ struct user_event {
 	int status_index;
 	bool multi_format;
 	bool auto_delete;
-	bool persist_flag;
+	kuid_t owner;
+	bool admin_delete;
 };
 
 /**
@@ -3567,12 +3574,16 @@ static bool user_event_name_taken(const char *name)
 }
 
 /*
- * user_event_register() flags besides the USER_EVENT_REG_* of the ABI:
- * the registration wants the event's status byte.  Status page programs
- * and dynamic_events expect their events to stay, so such a registration
- * also makes the event persistent.
+ * user_event_register() flags besides the USER_EVENT_REG_* of the ABI.
+ * USER_REG_STATUS_BYTE: the registration wants the event's status byte.
+ * Status page programs and dynamic_events expect their events to stay, so
+ * such a registration also makes the event persistent.
+ * USER_REG_DYNAMIC_EVENTS: the command came from dynamic_events, an
+ * administrator's file: only CAP_PERFMON deletes the event through
+ * DIAG_IOCSDEL.
  */
 #define USER_REG_STATUS_BYTE	BIT(16)
+#define USER_REG_DYNAMIC_EVENTS	BIT(17)
 
 /**
  * user_event_register - find or create the event a command describes
@@ -3587,7 +3598,8 @@ static bool user_event_name_taken(const char *name)
  * (see user_event_keep()) is brought back.  An event created by an enable
  * bit registration without USER_EVENT_REG_PERSIST is automatic: deleted
  * once nothing references it, until a registration with
- * USER_EVENT_REG_PERSIST or USER_REG_STATUS_BYTE makes it persistent.
+ * USER_EVENT_REG_PERSIST or USER_REG_STATUS_BYTE makes it persistent.  A
+ * created event belongs to the caller's effective uid.
  *
  * Return: 0, -EINVAL/-E2BIG for a bad command, -EADDRINUSE if the name is
  * taken by an event with other fields or by another kind of event,
@@ -3654,11 +3666,13 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 	}
 	if (*created) {
 		user->auto_delete = !persist;
-		user->persist_flag = flags & USER_EVENT_REG_PERSIST;
+		user->owner = current_euid();
+		user->admin_delete = false;
 	} else if (persist && user->auto_delete) {
 		WRITE_ONCE(user->auto_delete, false);
-		user->persist_flag = flags & USER_EVENT_REG_PERSIST;
 	}
+	if (flags & (USER_EVENT_REG_PERSIST | USER_REG_DYNAMIC_EVENTS))
+		user->admin_delete = true;
 	*out = user;
 out:
 	user_event_def_free(&def);
@@ -3679,7 +3693,8 @@ static int user_event_dyn_create(const char *raw_command)
 
 	mutex_lock(&event_mutex);
 	ret = user_event_register(raw_command, strlen(USER_EVENTS_PREFIX),
-				  USER_REG_STATUS_BYTE, &user, &created);
+				  USER_REG_STATUS_BYTE | USER_REG_DYNAMIC_EVENTS,
+				  &user, &created);
 	mutex_unlock(&event_mutex);
 	return ret;
 }
@@ -4280,13 +4295,27 @@ static bool user_event_named(struct user_event *user, const char *name)
 	       user->name[len] == '.';
 }
 
+/*
+ * May the caller delete @user through DIAG_IOCSDEL?  A user of
+ * user_events_data alone deletes its own events, not those of others,
+ * which it could otherwise take from them, nor the administrator's.
+ */
+static bool user_event_may_delete(struct user_event *user)
+{
+	if (perfmon_capable())
+		return true;
+	return !user->admin_delete && uid_eq(user->owner, current_euid());
+}
+
 /**
  * user_events_ioctl_del - DIAG_IOCSDEL: delete the events of a name
  * @uarg: the caller's NUL-terminated event name
  *
  * Deletes the event of that name and the multi-format events of that
- * name, all or none.  Deleting an event that USER_EVENT_REG_PERSIST made
- * persistent needs CAP_PERFMON, as the flag did.
+ * name, all or none.  Without CAP_PERFMON, the caller deletes only
+ * events that its effective uid created and that neither dynamic_events
+ * nor USER_EVENT_REG_PERSIST made the administrator's (see
+ * user_event_may_delete()).
  *
  * Return: 0, -ENOENT if there is no such event, -EPERM, -EBUSY while one
  * of them is referenced, -ENOMEM.
@@ -4311,7 +4340,7 @@ static long user_events_ioctl_del(unsigned long uarg)
 	hash_for_each_possible(user_event_names, user, node, key) {
 		if (!user_event_named(user, name))
 			continue;
-		if (user->persist_flag && !perfmon_capable()) {
+		if (!user_event_may_delete(user)) {
 			ret = -EPERM;
 			goto out;
 		}

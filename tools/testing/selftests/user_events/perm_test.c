@@ -19,11 +19,16 @@
  * - a member registers events although it cannot search the events
  *   directories: the event's directories appear, owned by root, at the
  *   top level and in a trace instance;
- * - a member may delete events root made through the status page or
- *   dynamic_events, whether a trace buffer recorded them or not (a delete
- *   clears no buffer: root's records stay, printed with the deleted
- *   event's format, and so do the records of other events); ENOENT for
- *   no such event, EBUSY while the event is enabled or held by an fd.
+ * - a member deletes only its own events: those root made through the
+ *   status page or dynamic_events, recorded or not, give EPERM and stay;
+ *   its own, recorded by root, is deleted once root disabled it (a delete
+ *   clears no buffer: root's records of it stay, printed with the
+ *   deleted event's format, and so do the records of other events);
+ *   ENOENT for no such event, EBUSY while the event is enabled or held by
+ *   an fd;
+ * - another unprivileged user registers a member's event with its fields
+ *   (EADDRINUSE with others) but may not delete it (EPERM); root, with
+ *   CAP_PERFMON, may.
  *
  * The owner and mode of every file or directory changed are restored at
  * the end, also when a check fails.
@@ -45,7 +50,10 @@
 #define UNRECORDED	PREFIX "unrecorded"
 #define PERF_ONLY	PREFIX "perf_only"
 #define MINE		PREFIX "mine"
+#define NOBODYS		PREFIX "nobodys"
 #define NOBODY		65534
+/* Another unprivileged user, for the events of nobody */
+#define STRANGER	65531
 #define TEST_GID	65533
 
 FIXTURE(perm) {
@@ -247,11 +255,12 @@ static int child_member(struct child_ctx *ctx)
 }
 
 /*
- * Run @fn in a child as uid/gid nobody, with TEST_GID as supplementary
- * group if @member; 0 when it passed, else its exit status or -1.
+ * Run @fn in a child as uid @uid and gid nobody, with TEST_GID as
+ * supplementary group if @member; 0 when it passed, else its exit status
+ * or -1.
  */
-static int run_as_nobody(bool member, int (*fn)(struct child_ctx *),
-			 struct child_ctx *ctx, void (*parent)(struct child_ctx *))
+static int run_as(uid_t uid, bool member, int (*fn)(struct child_ctx *),
+		  struct child_ctx *ctx, void (*parent)(struct child_ctx *))
 {
 	gid_t groups[1] = { TEST_GID };
 	int status, ret = 0;
@@ -271,8 +280,8 @@ static int run_as_nobody(bool member, int (*fn)(struct child_ctx *),
 		close(ctx->p2c[1]);
 		close(ctx->c2p[0]);
 		if (setgroups(member ? 1 : 0, groups) || setgid(NOBODY) ||
-		    setuid(NOBODY) || getuid() != NOBODY || geteuid() != NOBODY) {
-			fprintf(stderr, "# cannot become nobody: %s\n",
+		    setuid(uid) || getuid() != uid || geteuid() != uid) {
+			fprintf(stderr, "# cannot become uid %d: %s\n", uid,
 				strerror(errno));
 			_exit(100);
 		}
@@ -289,6 +298,13 @@ static int run_as_nobody(bool member, int (*fn)(struct child_ctx *),
 		ret = -1;
 
 	return ret ?: WEXITSTATUS(status);
+}
+
+/* run_as() of uid nobody */
+static int run_as_nobody(bool member, int (*fn)(struct child_ctx *),
+			 struct child_ctx *ctx, void (*parent)(struct child_ctx *))
+{
+	return run_as(NOBODY, member, fn, ctx, parent);
 }
 
 /* The parent's side of child_member(): enable its event when asked */
@@ -609,11 +625,19 @@ TEST_F(perm, member_creates_dirs)
 	ASSERT_EQ(0, ue_del(UNRECORDED));
 }
 
-/* Delete events as a member; the parent disables RECORDED at step 1 */
+/*
+ * Delete events as a member: root's may not be, its own may once root
+ * stopped recording it (the parent enables MINE at step 1, disables it at
+ * step 2)
+ */
 static int child_delete(struct child_ctx *ctx)
 {
+	static const char * const roots[] = {
+		RECORDED, OTHER, UNRECORDED, PERF_ONLY,
+	};
 	struct user_reg reg;
-	int fd, fd2, ret, bad = 0;
+	int fd, fd2, i, ret, bad = 0;
+	__u32 v = 3;
 
 	fd = child_open("user_events_data", O_RDWR, 0, &bad);
 	if (bad)
@@ -621,78 +645,100 @@ static int child_delete(struct child_ctx *ctx)
 	ret = del_on(fd, PREFIX "no_such_event");
 	if (ret != ENOENT)
 		return child_fail(2, "delete of no event: %s", strerror(ret));
-	/* Enabled: in use */
-	ret = del_on(fd, RECORDED);
-	if (ret != EBUSY)
-		return child_fail(3, "delete of an enabled event: %s",
-				  strerror(ret));
-	if (child_ask_parent(ctx, 1))
-		return child_fail(4, "pipe");
+	/* Root's, made by its status page or dynamic_events, used or not */
+	for (i = 0; i < 4; i++) {
+		ret = del_on(fd, roots[i]);
+		if (ret != EPERM)
+			return child_fail(3, "delete of root's %s: %s",
+					  roots[i], strerror(ret));
+	}
 
-	/* Held by its own fd: in use again */
-	fd2 = child_open("user_events_data", O_RDWR, 0, &bad);
-	if (bad || ue_reg(fd2, RECORDED " u32 v", &reg))
-		return child_fail(5, "cannot register %s", RECORDED);
-	ret = del_on(fd, RECORDED);
-	if (ret != EBUSY)
-		return child_fail(6, "delete of a held recorded event: %s",
-				  strerror(ret));
-	close(fd2);
-
-	/* Recorded, free: deleted, though root's records of it stay */
-	ret = del_on(fd, RECORDED);
-	if (ret)
-		return child_fail(7, "delete of a recorded event: %s",
-				  strerror(ret));
-	ret = del_on(fd, RECORDED);
-	if (ret != ENOENT)
-		return child_fail(8, "second delete of a recorded event: %s",
-				  strerror(ret));
-
-	/* Never in a trace buffer: its own, root's, perf's */
+	/* Its own, recorded by root: in use while enabled or held */
 	fd2 = child_open("user_events_data", O_RDWR, 0, &bad);
 	if (bad || ue_reg(fd2, MINE " u32 v", &reg))
-		return child_fail(9, "cannot register %s", MINE);
+		return child_fail(4, "cannot register %s", MINE);
+	if (child_ask_parent(ctx, 1))
+		return child_fail(5, "pipe");
+	if (ue_emit(fd2, reg.write_index, &v, sizeof(v)) != 8)
+		return child_fail(6, "write of %s", MINE);
+	ret = del_on(fd, MINE);
+	if (ret != EBUSY)
+		return child_fail(7, "delete of its enabled event: %s",
+				  strerror(ret));
+	if (child_ask_parent(ctx, 2))
+		return child_fail(8, "pipe");
+	ret = del_on(fd, MINE);
+	if (ret != EBUSY)
+		return child_fail(9, "delete of its held event: %s",
+				  strerror(ret));
 	close(fd2);
 	ret = del_on(fd, MINE);
 	if (ret)
-		return child_fail(10, "delete of its event: %s", strerror(ret));
-	ret = del_on(fd, UNRECORDED);
-	if (ret)
-		return child_fail(11, "delete of an event never enabled: %s",
+		return child_fail(10, "delete of its recorded event: %s",
 				  strerror(ret));
-	ret = del_on(fd, PERF_ONLY);
-	if (ret)
-		return child_fail(12, "delete of an event used by perf: %s",
+	ret = del_on(fd, MINE);
+	if (ret != ENOENT)
+		return child_fail(11, "second delete of its event: %s",
 				  strerror(ret));
 
-	/* Recorded, made by dynamic_events */
-	ret = del_on(fd, OTHER);
-	if (ret)
-		return child_fail(13, "delete of %s: %s", OTHER,
+	/* One left for another user to try, and for root to delete */
+	fd2 = child_open("user_events_data", O_RDWR, 0, &bad);
+	if (bad || ue_reg(fd2, NOBODYS " u32 v", &reg))
+		return child_fail(12, "cannot register %s", NOBODYS);
+	close(fd2);
+	close(fd);
+
+	return 0;
+}
+
+/* Another member may use nobody's event, not delete it */
+static int child_stranger(struct child_ctx *ctx)
+{
+	struct user_reg reg;
+	int fd, ret, bad = 0;
+	__u32 v = 4;
+
+	fd = child_open("user_events_data", O_RDWR, 0, &bad);
+	if (bad)
+		return child_fail(1, "cannot open user_events_data");
+	ret = ue_reg(fd, NOBODYS " u64 v", &reg);
+	if (ret != EADDRINUSE)
+		return child_fail(2, "register with other fields: %s",
+				  strerror(ret));
+	if (ue_reg(fd, NOBODYS " u32 v", &reg) ||
+	    ue_emit(fd, reg.write_index, &v, sizeof(v)) != 8)
+		return child_fail(3, "register and write of nobody's event");
+	close(fd);
+	fd = child_open("user_events_data", O_RDWR, 0, &bad);
+	if (bad)
+		return child_fail(4, "cannot open user_events_data");
+	ret = del_on(fd, NOBODYS);
+	if (ret != EPERM)
+		return child_fail(5, "delete of nobody's event: %s",
 				  strerror(ret));
 	close(fd);
 
 	return 0;
 }
 
-/* The parent's side of child_delete(): disable RECORDED when asked */
-static void disable_for_child(struct child_ctx *ctx)
+/* The parent's side of child_delete(): enable MINE, then disable it */
+static void record_for_child(struct child_ctx *ctx)
 {
 	__u32 step;
 	char go = 1;
 
-	if (read(ctx->c2p[0], &step, 4) != 4)
-		return;
-	errno = ue_enable(INSTANCE, RECORDED, false);
-	if (errno)
-		fprintf(stderr, "# cannot disable %s: %s\n", RECORDED,
-			strerror(errno));
-	if (write(ctx->p2c[1], &go, 1) != 1)
-		fprintf(stderr, "# pipe to the child: %s\n", strerror(errno));
+	while (read(ctx->c2p[0], &step, 4) == 4) {
+		errno = ue_enable(INSTANCE, MINE, step == 1);
+		if (errno)
+			fprintf(stderr, "# step %u: cannot switch %s: %s\n",
+				step, MINE, strerror(errno));
+		if (write(ctx->p2c[1], &go, 1) != 1)
+			fprintf(stderr, "# pipe to the child: %s\n",
+				strerror(errno));
+	}
 }
 
-TEST_F(perm, member_delete_recorded)
+TEST_F(perm, member_deletes_its_own)
 {
 	static const char * const dyn_names[] = {
 		OTHER, UNRECORDED, PERF_ONLY,
@@ -730,6 +776,7 @@ TEST_F(perm, member_delete_recorded)
 	v = 2;
 	ASSERT_EQ(8, ue_emit(fd, reg[1].write_index, &v, sizeof(v)));
 	close(fd);
+	ASSERT_EQ(0, ue_enable(INSTANCE, RECORDED, false));
 	ASSERT_EQ(0, ue_enable(INSTANCE, OTHER, false));
 
 	/* PERF_ONLY is attached to perf, and detached again */
@@ -737,22 +784,33 @@ TEST_F(perm, member_delete_recorded)
 	ASSERT_NE(-1, perf);
 	close(perf);
 
-	ctx.inherited = self->status;
 	ASSERT_EQ(0, run_as_nobody(true, child_delete, &ctx,
-				   disable_for_child));
-	ue_msg("group %d member: ENOENT, EBUSY, then a recorded event deleted\n",
-	       TEST_GID);
-	ue_msg("group %d member: deleted events never enabled in ftrace\n",
+				   record_for_child));
+	ue_msg("group %d member: root's events EPERM, its own EBUSY, then deleted\n",
 	       TEST_GID);
 
-	/* All gone; every record of the instance stays */
+	/* Root's stay, the member's is gone; every record stays */
 	for (i = 0; i < 3; i++)
-		ASSERT_FALSE(ue_event_exists(dyn_names[i]));
-	ASSERT_FALSE(ue_event_exists(RECORDED));
+		ASSERT_TRUE(ue_event_exists(dyn_names[i]));
+	ASSERT_TRUE(ue_event_exists(RECORDED));
 	ASSERT_FALSE(ue_event_exists(MINE));
 	UE_ASSERT_TRACE(INSTANCE, RECORDED, "v=1\n");
 	UE_ASSERT_TRACE(INSTANCE, OTHER, "v=2\n");
-	ue_msg("root's records stayed\n");
+	UE_ASSERT_TRACE(INSTANCE, MINE, "v=3\n");
+	ue_msg("root's records, and those of the member's deleted event, stayed\n");
+
+	/* Another user uses nobody's event, cannot delete it; root can */
+	ASSERT_TRUE(ue_event_exists(NOBODYS));
+	memset(&ctx, 0, sizeof(ctx));
+	ASSERT_EQ(0, run_as(STRANGER, true, child_stranger, &ctx, NULL));
+	ASSERT_TRUE(ue_event_exists(NOBODYS));
+	ue_msg("uid %d: registers and writes nobody's event, EPERM to delete it\n",
+	       STRANGER);
+	ASSERT_EQ(0, ue_del(NOBODYS));
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, ue_del(dyn_names[i]));
+	ASSERT_EQ(0, ue_del(RECORDED));
+	ue_msg("root (CAP_PERFMON) deletes them all\n");
 }
 
 TEST_HARNESS_MAIN
