@@ -29,9 +29,9 @@
  *   it has the same id;
  * - DIAG_IOCSDEL of a name deletes every event of it, in user_events and
  *   user_events_multi, all or nothing: EBUSY if one of them is held, and
- *   EPERM for a caller without CAP_PERFMON if one of them was made
- *   persistent by USER_EVENT_REG_PERSIST (events made by the status page
- *   or dynamic_events need no capability); "NAME.ID" deletes one;
+ *   EPERM for a caller without CAP_PERFMON if one of them is another
+ *   user's (root's, here), made persistent by USER_EVENT_REG_PERSIST or
+ *   made by dynamic_events; "NAME.ID" deletes one;
  * - writes: through a slot that only enable bit registrations handed out
  *   on the fd (mainline's rule), EBADF while nothing is attached, after
  *   the ENOENT, EINVAL and E2BIG checks; once a status page registration
@@ -3001,10 +3001,9 @@ TEST_F_TIMEOUT(en, delete_name_deletes_all_formats, LONG_TIMEOUT)
 
 /*
  * As nobody in group TEST_GID, given user_events_data, delete the events
- * root made: without CAP_PERFMON, any name with an event that
- * USER_EVENT_REG_PERSIST made persistent is EPERM, for all of the name's
- * events; events made by the status page or by dynamic_events can be
- * deleted.  With CAP_PERFMON, the persistent ones too.
+ * root made: without CAP_PERFMON, every one is EPERM (another user's),
+ * for all of a name's events; with CAP_PERFMON, every one is deleted,
+ * the persistent ones too.  (perm_test: a user deletes its own.)
  */
 /* Plain (dynamic_events) and multi-format (USER_EVENT_REG_PERSIST) */
 #define PDEL		PREFIX "pdel"
@@ -3037,6 +3036,12 @@ static int del_child(struct ue_child *c, void *arg)
 		errno = ue_ioctl(fd, DIAG_IOCSDEL, PPLAIN);
 		if (errno)
 			return ue_child_fail(4, "delete " PPLAIN " with CAP_PERFMON");
+		errno = ue_ioctl(fd, DIAG_IOCSDEL, PSTATUS);
+		if (errno)
+			return ue_child_fail(10, "delete " PSTATUS " with CAP_PERFMON");
+		errno = ue_ioctl(fd, DIAG_IOCSDEL, PDYN);
+		if (errno)
+			return ue_child_fail(11, "delete " PDYN " with CAP_PERFMON");
 		close(fd);
 		return 0;
 	}
@@ -3051,11 +3056,11 @@ static int del_child(struct ue_child *c, void *arg)
 	if (errno != EPERM)
 		return ue_child_fail(7, "delete " PPLAIN " was not EPERM");
 	errno = ue_ioctl(fd, DIAG_IOCSDEL, PSTATUS);
-	if (errno)
-		return ue_child_fail(8, "delete " PSTATUS);
+	if (errno != EPERM)
+		return ue_child_fail(8, "delete " PSTATUS " was not EPERM");
 	errno = ue_ioctl(fd, DIAG_IOCSDEL, PDYN);
-	if (errno)
-		return ue_child_fail(9, "delete " PDYN);
+	if (errno != EPERM)
+		return ue_child_fail(9, "delete " PDYN " was not EPERM");
 	close(fd);
 
 	return 0;
@@ -3088,14 +3093,14 @@ TEST_F_TIMEOUT(en, delete_persistent_needs_perfmon, LONG_TIMEOUT)
 	close(fd2);
 	ASSERT_EQ(0, ue_dyn("u:" PDYN " u32 a"));
 
-	/* Without CAP_PERFMON: all of PDEL stays, the other two go */
+	/* Without CAP_PERFMON: root's events all stay */
 	ASSERT_EQ(0, ue_child_start(&c, del_child, &x));
 	ASSERT_EQ(0, ue_child_finish(&c));
 	ASSERT_TRUE(ue_event_exists(PDEL));
 	ASSERT_TRUE(en_exists_in(MULTI, x.multi));
 	ASSERT_TRUE(ue_event_exists(PPLAIN));
-	ASSERT_FALSE(ue_event_exists(PSTATUS));
-	ASSERT_FALSE(ue_event_exists(PDYN));
+	ASSERT_TRUE(ue_event_exists(PSTATUS));
+	ASSERT_TRUE(ue_event_exists(PDYN));
 
 	/* With CAP_PERFMON: every one of them */
 	x.perfmon = true;
@@ -3104,6 +3109,8 @@ TEST_F_TIMEOUT(en, delete_persistent_needs_perfmon, LONG_TIMEOUT)
 	ASSERT_FALSE(ue_event_exists(PDEL));
 	ASSERT_FALSE(en_exists_in(MULTI, x.multi));
 	ASSERT_FALSE(ue_event_exists(PPLAIN));
+	ASSERT_FALSE(ue_event_exists(PSTATUS));
+	ASSERT_FALSE(ue_event_exists(PDYN));
 }
 
 TEST_F_TIMEOUT(en, user_events_max, LONG_TIMEOUT)
