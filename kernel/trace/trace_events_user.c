@@ -1397,17 +1397,11 @@ static int user_bit_batch_at(struct user_bit_batch *b, struct mm_struct *mm,
 	if (write && get_user_pages_remote(mm, uaddr, 1,
 					   FOLL_WRITE | FOLL_NOFAULT, &page,
 					   NULL, NULL) == 1) {
-		if (b->wait) {
-			/* Locked by a read its owner may never serve */
-			if (lock_page_killable(page)) {
-				put_page(page);
-				b->uaddr = 0;
-				return -EINTR;
-			}
-		} else if (!trylock_page(page)) {
+		/* A page locked for a read that its owner may never serve */
+		if (b->wait ? lock_page_killable(page) : !trylock_page(page)) {
 			put_page(page);
 			b->uaddr = 0;
-			return -EAGAIN;
+			return b->wait ? -EINTR : -EAGAIN;
 		}
 		b->writable = true;
 	} else {

@@ -398,15 +398,30 @@ static void en_own_page(void *page)
 }
 
 /*
- * In a child: become uid/gid nobody, in group TEST_GID, keeping nothing
- * but CAP_PERFMON if @keep_perfmon; 0, or -1 and errno
+ * In a child: keep no capability but CAP_PERFMON if @perfmon (and it has
+ * it), whatever the uid; 0, or -1 and errno
  */
-static int en_become_nobody(bool keep_perfmon)
+static int en_set_caps(bool perfmon)
 {
 	struct __user_cap_header_struct head = {
 		.version = _LINUX_CAPABILITY_VERSION_3,
 	};
 	struct __user_cap_data_struct data[2];
+
+	memset(data, 0, sizeof(data));
+	if (perfmon) {
+		data[CAP_TO_INDEX(CAP_PERFMON)].effective = CAP_TO_MASK(CAP_PERFMON);
+		data[CAP_TO_INDEX(CAP_PERFMON)].permitted = CAP_TO_MASK(CAP_PERFMON);
+	}
+	return syscall(SYS_capset, &head, data);
+}
+
+/*
+ * In a child: become uid/gid nobody, in group TEST_GID, keeping nothing
+ * but CAP_PERFMON if @keep_perfmon; 0, or -1 and errno
+ */
+static int en_become_nobody(bool keep_perfmon)
+{
 	gid_t groups[1] = { TEST_GID };
 
 	if (keep_perfmon && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
@@ -417,14 +432,7 @@ static int en_become_nobody(bool keep_perfmon)
 		errno = EPERM;
 		return -1;
 	}
-	if (!keep_perfmon)
-		return 0;
-
-	/* Of all the capabilities kept, CAP_PERFMON only */
-	memset(data, 0, sizeof(data));
-	data[CAP_TO_INDEX(CAP_PERFMON)].effective = CAP_TO_MASK(CAP_PERFMON);
-	data[CAP_TO_INDEX(CAP_PERFMON)].permitted = CAP_TO_MASK(CAP_PERFMON);
-	return syscall(SYS_capset, &head, data);
+	return keep_perfmon ? en_set_caps(true) : 0;
 }
 
 FIXTURE(en) {
@@ -3000,10 +3008,12 @@ TEST_F_TIMEOUT(en, delete_name_deletes_all_formats, LONG_TIMEOUT)
 }
 
 /*
- * As nobody in group TEST_GID, given user_events_data, delete the events
- * root made: without CAP_PERFMON, every one is EPERM (another user's),
- * for all of a name's events; with CAP_PERFMON, every one is deleted,
- * the persistent ones too.  (perm_test: a user deletes its own.)
+ * Delete the events root made, for all of a name's events or none: as
+ * nobody in group TEST_GID, given user_events_data, every one is EPERM
+ * (another user's); as uid 0 without capabilities, only the status page
+ * event, its own, may go: those of dynamic_events and
+ * USER_EVENT_REG_PERSIST are EPERM for their owner too; as nobody with
+ * CAP_PERFMON, the rest go.
  */
 /* Plain (dynamic_events) and multi-format (USER_EVENT_REG_PERSIST) */
 #define PDEL		PREFIX "pdel"
@@ -3013,54 +3023,58 @@ TEST_F_TIMEOUT(en, delete_name_deletes_all_formats, LONG_TIMEOUT)
 #define PSTATUS		PREFIX "pstatus"
 #define PDYN		PREFIX "pdyn"
 
+enum del_who { DEL_NOBODY, DEL_ROOT_NO_CAPS, DEL_PERFMON };
+
 struct del_ctx {
-	bool perfmon;
+	enum del_who who;
 	char multi[96];		/* NAME.ID of PDEL in user_events_multi */
+};
+
+/*
+ * What each deleter gets for NAME.ID, PDEL, PPLAIN, PSTATUS, PDYN; -1:
+ * not tried, gone already (with PDEL, or by the deleter before)
+ */
+static const int del_want[][5] = {
+	[DEL_NOBODY] = { EPERM, EPERM, EPERM, EPERM, EPERM },
+	[DEL_ROOT_NO_CAPS] = { EPERM, EPERM, EPERM, 0, EPERM },
+	[DEL_PERFMON] = { -1, 0, 0, -1, 0 },
+};
+
+/* The names deleted, in del_want[]'s order; the first is @multi */
+static const char * const del_names[] = {
+	NULL, PDEL, PPLAIN, PSTATUS, PDYN,
 };
 
 static int del_child(struct ue_child *c, void *arg)
 {
 	struct del_ctx *x = arg;
-	int fd;
+	const char *name;
+	const int *want = del_want[x->who];
+	gid_t groups[1] = { TEST_GID };
+	int fd, i, ret;
 
-	if (en_become_nobody(x->perfmon))
-		return ue_child_fail(1, "become nobody");
+	/* uid 0 reaches user_events_data as a member too: its mode is 0060 */
+	if (x->who == DEL_ROOT_NO_CAPS)
+		ret = setgroups(1, groups) ?: en_set_caps(false);
+	else
+		ret = en_become_nobody(x->who == DEL_PERFMON);
+	if (ret)
+		return ue_child_fail(1, "change credentials");
 	fd = ue_open_data();
 	if (fd == -1)
 		return ue_child_fail(2, "open user_events_data");
 
-	if (x->perfmon) {
-		errno = ue_ioctl(fd, DIAG_IOCSDEL, PDEL);
-		if (errno)
-			return ue_child_fail(3, "delete " PDEL " with CAP_PERFMON");
-		errno = ue_ioctl(fd, DIAG_IOCSDEL, PPLAIN);
-		if (errno)
-			return ue_child_fail(4, "delete " PPLAIN " with CAP_PERFMON");
-		errno = ue_ioctl(fd, DIAG_IOCSDEL, PSTATUS);
-		if (errno)
-			return ue_child_fail(10, "delete " PSTATUS " with CAP_PERFMON");
-		errno = ue_ioctl(fd, DIAG_IOCSDEL, PDYN);
-		if (errno)
-			return ue_child_fail(11, "delete " PDYN " with CAP_PERFMON");
-		close(fd);
-		return 0;
+	for (i = 0; i < (int)ARRAY_SIZE(del_names); i++) {
+		if (want[i] == -1)
+			continue;
+		name = i ? del_names[i] : x->multi;
+		errno = ue_ioctl(fd, DIAG_IOCSDEL, (void *)name);
+		if (errno != want[i]) {
+			fprintf(stderr, "# deleter %d: delete %s: expected %s\n",
+				x->who, name, strerror(want[i]));
+			return ue_child_fail(3 + i, "delete");
+		}
 	}
-
-	errno = ue_ioctl(fd, DIAG_IOCSDEL, PDEL);
-	if (errno != EPERM)
-		return ue_child_fail(5, "delete " PDEL " was not EPERM");
-	errno = ue_ioctl(fd, DIAG_IOCSDEL, x->multi);
-	if (errno != EPERM)
-		return ue_child_fail(6, "delete of NAME.ID was not EPERM");
-	errno = ue_ioctl(fd, DIAG_IOCSDEL, PPLAIN);
-	if (errno != EPERM)
-		return ue_child_fail(7, "delete " PPLAIN " was not EPERM");
-	errno = ue_ioctl(fd, DIAG_IOCSDEL, PSTATUS);
-	if (errno != EPERM)
-		return ue_child_fail(8, "delete " PSTATUS " was not EPERM");
-	errno = ue_ioctl(fd, DIAG_IOCSDEL, PDYN);
-	if (errno != EPERM)
-		return ue_child_fail(9, "delete " PDYN " was not EPERM");
 	close(fd);
 
 	return 0;
@@ -3070,7 +3084,7 @@ TEST_F_TIMEOUT(en, delete_persistent_needs_perfmon, LONG_TIMEOUT)
 {
 	__u32 *word = (__u32 *)self->page;
 	struct ue_status_reg sreg;
-	struct del_ctx x = { .perfmon = false };
+	struct del_ctx x = { .who = DEL_NOBODY };
 	struct ue_child c;
 	int fd2;
 
@@ -3102,8 +3116,18 @@ TEST_F_TIMEOUT(en, delete_persistent_needs_perfmon, LONG_TIMEOUT)
 	ASSERT_TRUE(ue_event_exists(PSTATUS));
 	ASSERT_TRUE(ue_event_exists(PDYN));
 
+	/* Root's uid, no capability: its status page event only */
+	x.who = DEL_ROOT_NO_CAPS;
+	ASSERT_EQ(0, ue_child_start(&c, del_child, &x));
+	ASSERT_EQ(0, ue_child_finish(&c));
+	ASSERT_TRUE(ue_event_exists(PDEL));
+	ASSERT_TRUE(en_exists_in(MULTI, x.multi));
+	ASSERT_TRUE(ue_event_exists(PPLAIN));
+	ASSERT_FALSE(ue_event_exists(PSTATUS));
+	ASSERT_TRUE(ue_event_exists(PDYN));
+
 	/* With CAP_PERFMON: every one of them */
-	x.perfmon = true;
+	x.who = DEL_PERFMON;
 	ASSERT_EQ(0, ue_child_start(&c, del_child, &x));
 	ASSERT_EQ(0, ue_child_finish(&c));
 	ASSERT_FALSE(ue_event_exists(PDEL));
