@@ -25,7 +25,10 @@
  * USER_EVENT_REG_PERSIST, which is deleted once nothing uses it.  An event
  * belongs to the user who created it: others delete it only with
  * CAP_PERFMON, as everyone must for one that dynamic_events created or
- * named or that USER_EVENT_REG_PERSIST made persistent.  Deleting
+ * named or that USER_EVENT_REG_PERSIST made persistent.  Without
+ * CAP_PERFMON, the events a user created and the enable bits of its
+ * processes count against limits of that user (ucounts, set per user
+ * namespace in /proc/sys/user/).  Deleting
  * an event never clears a trace buffer: an event that a buffer recorded
  * is kept, out of sight, with its type number and format, until no
  * buffer can hold its records any more (see user_event_keep()).
@@ -75,6 +78,7 @@
 #include <linux/uaccess.h>
 #include <linux/uio.h>
 #include <linux/user_events.h>
+#include <linux/user_namespace.h>
 #include <linux/workqueue.h>
 #include <asm/unaligned.h>
 
@@ -85,6 +89,14 @@
 #define USER_EVENTS_MAX_STATUS	4096
 /* Default of the kernel.user_events_max sysctl */
 #define USER_EVENTS_MAX_DEFAULT	32768
+/*
+ * Defaults of the limits of one user, user.max_user_events and
+ * user.max_user_event_bits: half the status bytes, so that no user takes
+ * all of them or all events, and far more enable bits than a program has
+ * events times processes.
+ */
+#define USER_EVENTS_USER_MAX_DEFAULT	(USER_EVENTS_MAX_STATUS / 2)
+#define USER_EVENT_BITS_USER_MAX_DEFAULT	SZ_1M
 #define USER_EVENT_NAME_MAX	64
 /* Longest command, including its terminating NUL */
 #define USER_EVENT_CMD_MAX	4096
@@ -222,6 +234,8 @@ struct user_kept_buffer {
  * @admin_delete: dynamic_events created or named it, or
  *	USER_EVENT_REG_PERSIST made it persistent: deleting it through
  *	DIAG_IOCSDEL needs CAP_PERFMON, even for @owner
+ * @ucounts: the count of @owner's events that it is charged to, or NULL:
+ *	created with CAP_PERFMON, or deleted
  */
 struct user_event {
 	struct trace_event_call call;
@@ -249,6 +263,7 @@ struct user_event {
 	bool auto_delete;
 	kuid_t owner;
 	bool admin_delete;
+	struct ucounts *ucounts;
 };
 
 /**
@@ -387,6 +402,9 @@ struct user_event_mm {
  *	change of its state, under its enablers_lock
  * @gate: the workers of the user who registered the bit, or forked the
  *	address space it was copied to
+ * @ucounts: the count of enable bits of the user who registered or copied
+ *	it that it is charged to, until it is unregistered; NULL if not
+ *	charged (CAP_PERFMON)
  * @refcnt: one for the lists, one while pending, one while a registration
  *	or the worker writes the bit
  */
@@ -405,6 +423,7 @@ struct user_event_enabler {
 	bool unregistered;
 	unsigned int gen;
 	struct user_event_gate *gate;
+	struct ucounts *ucounts;
 	refcount_t refcnt;
 };
 
@@ -518,6 +537,7 @@ enum user_event_err {
 	USER_EVENT_ERR_NAME_TAKEN,
 	USER_EVENT_ERR_NO_STATUS_BYTE,
 	USER_EVENT_ERR_TOO_MANY_EVENTS,
+	USER_EVENT_ERR_USER_LIMIT,
 	USER_EVENT_ERR_COUNT
 };
 
@@ -542,6 +562,7 @@ static const char *user_event_err_text[USER_EVENT_ERR_COUNT] = {
 	[USER_EVENT_ERR_NAME_TAKEN] = "Name is used by another event of the system",
 	[USER_EVENT_ERR_NO_STATUS_BYTE] = "No free status byte for a new event",
 	[USER_EVENT_ERR_TOO_MANY_EVENTS] = "Too many events, see kernel.user_events_max",
+	[USER_EVENT_ERR_USER_LIMIT] = "User has too many events, see max_user_events",
 };
 
 /**
@@ -1516,6 +1537,42 @@ static int user_bit_fault_in(struct mm_struct *mm, unsigned long addr)
 	return ret;
 }
 
+/*
+ * The limits of each user: the events its registrations created and that
+ * exist, and its processes' enable bits, counted in the user namespace of
+ * the task that creates them and in each one above, like other per-user
+ * objects.  Without an audit record of the capability check, which
+ * every fork of a process with enable bits makes.
+ */
+static bool user_limit_exempt(void)
+{
+	return ns_capable_noaudit(&init_user_ns, CAP_PERFMON) ||
+	       ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN);
+}
+
+/*
+ * Count one more @type for the current task's effective uid: the counts
+ * to uncharge, NULL if it is exempt, or ERR_PTR(-EDQUOT) past its limit
+ */
+static struct ucounts *user_limit_charge(enum ucount_type type)
+{
+	struct ucounts *ucounts;
+
+	if (user_limit_exempt())
+		return NULL;
+	ucounts = inc_ucount(current_user_ns(), current_euid(), type);
+	return ucounts ?: ERR_PTR(-EDQUOT);
+}
+
+/* Undo user_limit_charge(), if *@ucounts was charged, once */
+static void user_limit_uncharge(struct ucounts **ucounts,
+				enum ucount_type type)
+{
+	if (*ucounts)
+		dec_ucount(*ucounts, type);
+	*ucounts = NULL;
+}
+
 /* The gate of user @uid, created if need be, with one more user */
 static struct user_event_gate *user_event_gate_get(kuid_t uid)
 {
@@ -2042,6 +2099,7 @@ static void user_enabler_detach(struct user_event_enabler *e)
 static void user_enabler_release(struct user_event_enabler *e)
 {
 	e->umm->nr_enablers--;
+	user_limit_uncharge(&e->ucounts, UCOUNT_USER_EVENT_BITS);
 	user_event_put(e->user);
 	e->user = NULL;
 }
@@ -2069,34 +2127,41 @@ static void user_enabler_remove(struct user_event_enabler *e)
  * @size: size of the value
  * @bit: the bit of the value
  *
- * The enabler takes a reference to the event, and its waits count
- * against the workers of the current task's user, who registers the bit
- * or forks the address space.  Its bit is not written.
+ * The enabler takes a reference to the event; it counts against the
+ * enable bits of the current task's user, who registers the bit or forks
+ * the address space, and its waits against the workers of that user.
+ * Its bit is not written.
  *
  * Return: the enabler, or ERR_PTR() of -EADDRINUSE if @umm has one at
  * @addr and @bit already (also while it is being unregistered), of
- * -ENOSPC if it has USER_EVENT_MM_ENABLERS_MAX enablers, or of -ENOMEM.
+ * -ENOSPC if it has USER_EVENT_MM_ENABLERS_MAX enablers or the user has
+ * user.max_user_event_bits, or of -ENOMEM.
  */
 static struct user_event_enabler *
 user_enabler_add(struct user_event *user, struct user_event_mm *umm,
 		 unsigned long addr, int size, int bit)
 {
 	struct user_event_enabler *e, *old;
-	int ret;
+	struct ucounts *ucounts;
+	int ret = -ENOMEM;
 
 	lockdep_assert_held(&umm->lock);
 
 	if (umm->nr_enablers >= USER_EVENT_MM_ENABLERS_MAX)
 		return ERR_PTR(-ENOSPC);
+	ucounts = user_limit_charge(UCOUNT_USER_EVENT_BITS);
+	if (IS_ERR(ucounts))
+		return ERR_PTR(-ENOSPC);
 
 	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	if (!e)
-		return ERR_PTR(-ENOMEM);
+		goto uncharge;
 	e->gate = user_event_gate_get(current_uid());
 	if (!e->gate) {
 		kfree(e);
-		return ERR_PTR(-ENOMEM);
+		goto uncharge;
 	}
+	e->ucounts = ucounts;
 	e->user = user;
 	e->umm = umm;
 	e->addr = addr;
@@ -2122,7 +2187,8 @@ user_enabler_add(struct user_event *user, struct user_event_mm *umm,
 	}
 	if (ret) {
 		user_enabler_put(e);
-		return ERR_PTR(ret == -EEXIST ? -EADDRINUSE : -ENOMEM);
+		ret = ret == -EEXIST ? -EADDRINUSE : -ENOMEM;
+		goto uncharge;
 	}
 	list_add_tail(&e->mm_link, &umm->enablers);
 	umm->nr_enablers++;
@@ -2132,6 +2198,10 @@ user_enabler_add(struct user_event *user, struct user_event_mm *umm,
 	list_add_tail(&e->event_link, &user->enablers);
 	mutex_unlock(&user->enablers_lock);
 	return e;
+
+uncharge:
+	user_limit_uncharge(&ucounts, UCOUNT_USER_EVENT_BITS);
+	return ERR_PTR(ret);
 }
 
 /**
@@ -3401,6 +3471,7 @@ static int user_event_delete(struct user_event *user,
 	cancel_work_sync(&user->enablers_work);
 	user_event_clear_status_index(user);
 	user_event_count--;
+	user_limit_uncharge(&user->ucounts, UCOUNT_USER_EVENTS);
 	spin_lock(&user_event_gc_lock);
 	list_del_init(&user->gc_link);
 	spin_unlock(&user_event_gc_lock);
@@ -3597,7 +3668,8 @@ static bool user_event_name_taken(const char *name)
  *
  * Return: 0, -EINVAL/-E2BIG for a bad command, -EADDRINUSE if the name is
  * taken by an event with other fields or by another kind of event,
- * -EMFILE if kernel.user_events_max events exist, -ENOMEM.
+ * -EMFILE if kernel.user_events_max events exist or the caller's user has
+ * user.max_user_events, -ENOMEM.
  */
 static int user_event_register(const char *cmd, int base, u32 flags,
 			       struct user_event **out, bool *created)
@@ -3607,6 +3679,7 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 	int ret, at = base + strspn(cmd + base, " \t");
 	struct user_event *user = NULL;
 	struct user_event_def def;
+	struct ucounts *ucounts;
 
 	lockdep_assert_held(&event_mutex);
 
@@ -3632,6 +3705,12 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 	}
 
 	if (!user) {
+		ucounts = user_limit_charge(UCOUNT_USER_EVENTS);
+		if (IS_ERR(ucounts)) {
+			user_event_log(cmd, USER_EVENT_ERR_USER_LIMIT, at);
+			ret = -EMFILE;
+			goto out;
+		}
 		/* The same event, deleted, is back: with its type number */
 		user = user_event_find_kept(&def, multi_format);
 		if (user) {
@@ -3644,8 +3723,11 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 		} else {
 			ret = user_event_create(&def, multi_format, &user);
 		}
-		if (ret)
+		if (ret) {
+			user_limit_uncharge(&ucounts, UCOUNT_USER_EVENTS);
 			goto out;
+		}
+		user->ucounts = ucounts;
 		*created = true;
 	}
 
@@ -4708,6 +4790,10 @@ static int __init trace_events_user_init(void)
 #ifdef CONFIG_SYSCTL
 	register_sysctl_init("kernel", user_event_sysctls);
 #endif
+	init_user_ns.ucount_max[UCOUNT_USER_EVENTS] =
+		USER_EVENTS_USER_MAX_DEFAULT;
+	init_user_ns.ucount_max[UCOUNT_USER_EVENT_BITS] =
+		USER_EVENT_BITS_USER_MAX_DEFAULT;
 	return 0;
 
 free_page:

@@ -46,14 +46,11 @@
 #include "user_events_selftests.h"
 
 #include <ctype.h>
-#include <grp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-
-#include <linux/capability.h>
 
 #define PREFIX		"ue_en_"
 #define MULTI		USER_EVENTS_MULTI_SYSTEM
@@ -63,8 +60,6 @@
 #define EXEC_ENV	"UE_ENABLE_TEST_EXEC"
 /* Room in the top-level buffer for the few records the tests read back */
 #define MIN_BUFFER_KB	64
-#define NOBODY		65534
-#define TEST_GID	65533
 #define MAX_DEFAULT	32768
 /* The tests that wait for children or workers: slow in a debug kernel */
 #define LONG_TIMEOUT	300
@@ -395,44 +390,6 @@ static bool en_listed(const char *name)
 static void en_own_page(void *page)
 {
 	__atomic_fetch_or((__u32 *)page, 0, __ATOMIC_SEQ_CST);
-}
-
-/*
- * In a child: keep no capability but CAP_PERFMON if @perfmon (and it has
- * it), whatever the uid; 0, or -1 and errno
- */
-static int en_set_caps(bool perfmon)
-{
-	struct __user_cap_header_struct head = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct data[2];
-
-	memset(data, 0, sizeof(data));
-	if (perfmon) {
-		data[CAP_TO_INDEX(CAP_PERFMON)].effective = CAP_TO_MASK(CAP_PERFMON);
-		data[CAP_TO_INDEX(CAP_PERFMON)].permitted = CAP_TO_MASK(CAP_PERFMON);
-	}
-	return syscall(SYS_capset, &head, data);
-}
-
-/*
- * In a child: become uid/gid nobody, in group TEST_GID, keeping nothing
- * but CAP_PERFMON if @keep_perfmon; 0, or -1 and errno
- */
-static int en_become_nobody(bool keep_perfmon)
-{
-	gid_t groups[1] = { TEST_GID };
-
-	if (keep_perfmon && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
-		return -1;
-	if (setgroups(1, groups) || setgid(NOBODY) || setuid(NOBODY))
-		return -1;
-	if (getuid() != NOBODY || geteuid() != NOBODY) {
-		errno = EPERM;
-		return -1;
-	}
-	return keep_perfmon ? en_set_caps(true) : 0;
 }
 
 FIXTURE(en) {
@@ -2714,7 +2671,7 @@ TEST_F_TIMEOUT(en, persistent_events, LONG_TIMEOUT)
 }
 
 /*
- * As nobody in group TEST_GID, given user_events_data: register n1 with
+ * As nobody in group UE_TEST_GID, given user_events_data: register n1 with
  * USER_EVENT_REG_PERSIST (EPERM, needing CAP_PERFMON), then without
  * (automatic); with CAP_PERFMON, register n2 persistent.
  */
@@ -2728,7 +2685,7 @@ static int nobody_child(struct ue_child *c, void *arg)
 	struct nobody_ctx *x = arg;
 	int fd;
 
-	if (en_become_nobody(x->perfmon))
+	if (ue_become_nobody(x->perfmon))
 		return ue_child_fail(1, "become nobody");
 	fd = ue_open_data();
 	if (fd == -1)
@@ -2770,9 +2727,9 @@ TEST_F_TIMEOUT(en, persist_needs_perfmon, LONG_TIMEOUT)
 	struct ue_child c;
 
 	/* The admin hands user_events_data to the group */
-	ASSERT_EQ(0, ue_grant_dirs(&self->attrs, TEST_GID));
+	ASSERT_EQ(0, ue_grant_dirs(&self->attrs, UE_TEST_GID));
 	ASSERT_EQ(0, ue_grant(&self->attrs, ue_path("user_events_data"),
-			      TEST_GID, 0060));
+			      UE_TEST_GID, 0060));
 
 	ASSERT_EQ(0, ue_child_start(&c, nobody_child, &x));
 	ASSERT_EQ('p', ue_parent_hear(&c));
@@ -3009,7 +2966,7 @@ TEST_F_TIMEOUT(en, delete_name_deletes_all_formats, LONG_TIMEOUT)
 
 /*
  * Delete the events root made, for all of a name's events or none: as
- * nobody in group TEST_GID, given user_events_data, every one is EPERM
+ * nobody in group UE_TEST_GID, given user_events_data, every one is EPERM
  * (another user's); as uid 0 without capabilities, only the status page
  * event, its own, may go: those of dynamic_events and
  * USER_EVENT_REG_PERSIST are EPERM for their owner too; as nobody with
@@ -3050,14 +3007,14 @@ static int del_child(struct ue_child *c, void *arg)
 	struct del_ctx *x = arg;
 	const char *name;
 	const int *want = del_want[x->who];
-	gid_t groups[1] = { TEST_GID };
+	gid_t groups[1] = { UE_TEST_GID };
 	int fd, i, ret;
 
 	/* uid 0 reaches user_events_data as a member too: its mode is 0060 */
 	if (x->who == DEL_ROOT_NO_CAPS)
-		ret = setgroups(1, groups) ?: en_set_caps(false);
+		ret = setgroups(1, groups) ?: ue_set_caps(false);
 	else
-		ret = en_become_nobody(x->who == DEL_PERFMON);
+		ret = ue_become_nobody(x->who == DEL_PERFMON);
 	if (ret)
 		return ue_child_fail(1, "change credentials");
 	fd = ue_open_data();
@@ -3089,9 +3046,9 @@ TEST_F_TIMEOUT(en, delete_persistent_needs_perfmon, LONG_TIMEOUT)
 	int fd2;
 
 	/* The admin hands user_events_data to the group */
-	ASSERT_EQ(0, ue_grant_dirs(&self->attrs, TEST_GID));
+	ASSERT_EQ(0, ue_grant_dirs(&self->attrs, UE_TEST_GID));
 	ASSERT_EQ(0, ue_grant(&self->attrs, ue_path("user_events_data"),
-			      TEST_GID, 0060));
+			      UE_TEST_GID, 0060));
 
 	/* Root makes them, each held by nothing */
 	ASSERT_EQ(0, ue_dyn("u:" PDEL " u16 p"));

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -31,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <linux/user_events.h>
 #include <linux/userfaultfd.h>
@@ -365,13 +367,16 @@ static inline int ue_clear_trace(const char *instance)
 }
 
 #define UE_MAX_PATH	"/proc/sys/kernel/user_events_max"
+/* The limits of each user, in the caller's user namespace */
+#define UE_USER_EVENTS_PATH	"/proc/sys/user/max_user_events"
+#define UE_USER_BITS_PATH	"/proc/sys/user/max_user_event_bits"
 
-/* kernel.user_events_max, or -1 */
-static inline long ue_get_max(void)
+/* The number in sysctl file @path, or -1 */
+static inline long ue_get_sysctl(const char *path)
 {
 	char buf[32];
 	ssize_t n;
-	int fd = open(UE_MAX_PATH, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd == -1)
 		return -1;
@@ -384,14 +389,26 @@ static inline long ue_get_max(void)
 	return strtol(buf, NULL, 10);
 }
 
-/* Set kernel.user_events_max; 0 or errno */
-static inline int ue_set_max(long max)
+/* Set sysctl file @path to @val; 0 or errno */
+static inline int ue_set_sysctl(const char *path, long val)
 {
 	char text[32];
 
-	snprintf(text, sizeof(text), "%ld\n", max);
+	snprintf(text, sizeof(text), "%ld\n", val);
 
-	return ue_write_path(UE_MAX_PATH, text, strlen(text), 0);
+	return ue_write_path(path, text, strlen(text), 0);
+}
+
+/* kernel.user_events_max, or -1 */
+static inline long ue_get_max(void)
+{
+	return ue_get_sysctl(UE_MAX_PATH);
+}
+
+/* Set kernel.user_events_max; 0 or errno */
+static inline int ue_set_max(long max)
+{
+	return ue_set_sysctl(UE_MAX_PATH, max);
 }
 
 /*
@@ -1256,6 +1273,54 @@ static inline void ue_restore_attrs(struct ue_saved_attrs *attrs)
 			fprintf(stderr, "# cannot restore %s: %s\n", s->path,
 				strerror(errno));
 	}
+}
+
+/* The unprivileged user and the group that tests hand the files to */
+#define UE_NOBODY	65534
+#define UE_TEST_GID	65533
+
+/*
+ * In a child: keep no capability but CAP_PERFMON if @perfmon (and it has
+ * it), whatever the uid; 0, or -1 and errno
+ */
+static inline int ue_set_caps(bool perfmon)
+{
+	struct __user_cap_header_struct head = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+
+	memset(data, 0, sizeof(data));
+	if (perfmon) {
+		data[CAP_TO_INDEX(CAP_PERFMON)].effective = CAP_TO_MASK(CAP_PERFMON);
+		data[CAP_TO_INDEX(CAP_PERFMON)].permitted = CAP_TO_MASK(CAP_PERFMON);
+	}
+	return syscall(SYS_capset, &head, data);
+}
+
+/*
+ * In a child: become @uid, gid UE_NOBODY, in group UE_TEST_GID, keeping
+ * nothing but CAP_PERFMON if @keep_perfmon; 0, or -1 and errno
+ */
+static inline int ue_become(uid_t uid, bool keep_perfmon)
+{
+	gid_t groups[1] = { UE_TEST_GID };
+
+	if (keep_perfmon && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
+		return -1;
+	if (setgroups(1, groups) || setgid(UE_NOBODY) || setuid(uid))
+		return -1;
+	if (getuid() != uid || geteuid() != uid) {
+		errno = EPERM;
+		return -1;
+	}
+	return keep_perfmon ? ue_set_caps(true) : 0;
+}
+
+/* ue_become() of uid UE_NOBODY */
+static inline int ue_become_nobody(bool keep_perfmon)
+{
+	return ue_become(UE_NOBODY, keep_perfmon);
 }
 
 /*
