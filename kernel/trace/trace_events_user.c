@@ -234,8 +234,10 @@ struct user_kept_buffer {
  * @admin_delete: dynamic_events created or named it, or
  *	USER_EVENT_REG_PERSIST made it persistent: deleting it through
  *	DIAG_IOCSDEL needs CAP_PERFMON, even for @owner
- * @ucounts: the count of @owner's events that it is charged to, or NULL:
- *	created with CAP_PERFMON, or deleted
+ * @ucounts: the count of events it is charged to: @owner's, or that of
+ *	the user whose registration made it stay longer (see
+ *	user_event_stays_longer()); NULL if that user was exempt, or once
+ *	deleted
  */
 struct user_event {
 	struct trace_event_call call;
@@ -1551,14 +1553,15 @@ static bool user_limit_exempt(void)
 }
 
 /*
- * Count one more @type for the current task's effective uid: the counts
- * to uncharge, NULL if it is exempt, or ERR_PTR(-EDQUOT) past its limit
+ * Count one more @type for the current task's effective uid, unless
+ * @exempt (user_limit_exempt()): the counts to uncharge, NULL if exempt,
+ * or ERR_PTR(-EDQUOT) past the limit (or out of memory, as inotify's)
  */
-static struct ucounts *user_limit_charge(enum ucount_type type)
+static struct ucounts *user_limit_charge(enum ucount_type type, bool exempt)
 {
 	struct ucounts *ucounts;
 
-	if (user_limit_exempt())
+	if (exempt)
 		return NULL;
 	ucounts = inc_ucount(current_user_ns(), current_euid(), type);
 	return ucounts ?: ERR_PTR(-EDQUOT);
@@ -2126,6 +2129,7 @@ static void user_enabler_remove(struct user_event_enabler *e)
  * @addr: user address of the value
  * @size: size of the value
  * @bit: the bit of the value
+ * @exempt: the current task is exempt from the limits of its user
  *
  * The enabler takes a reference to the event; it counts against the
  * enable bits of the current task's user, who registers the bit or forks
@@ -2139,7 +2143,7 @@ static void user_enabler_remove(struct user_event_enabler *e)
  */
 static struct user_event_enabler *
 user_enabler_add(struct user_event *user, struct user_event_mm *umm,
-		 unsigned long addr, int size, int bit)
+		 unsigned long addr, int size, int bit, bool exempt)
 {
 	struct user_event_enabler *e, *old;
 	struct ucounts *ucounts;
@@ -2147,9 +2151,16 @@ user_enabler_add(struct user_event *user, struct user_event_mm *umm,
 
 	lockdep_assert_held(&umm->lock);
 
+	/*
+	 * One unregistered, kept for the forks under way only, makes room;
+	 * replacing it cannot fail, so a fork copies either of the two.
+	 */
+	old = user_enabler_find(umm, addr, bit);
+	if (old && !old->unregistered)
+		return ERR_PTR(-EADDRINUSE);
 	if (umm->nr_enablers >= USER_EVENT_MM_ENABLERS_MAX)
 		return ERR_PTR(-ENOSPC);
-	ucounts = user_limit_charge(UCOUNT_USER_EVENT_BITS);
+	ucounts = user_limit_charge(UCOUNT_USER_EVENT_BITS, exempt);
 	if (IS_ERR(ucounts))
 		return ERR_PTR(-ENOSPC);
 
@@ -2171,12 +2182,7 @@ user_enabler_add(struct user_event *user, struct user_event_mm *umm,
 	refcount_set(&e->refcnt, 1);
 	INIT_LIST_HEAD(&e->pending_link);
 
-	/*
-	 * One unregistered, kept for the forks under way only, makes room;
-	 * replacing it cannot fail, so a fork copies either of the two.
-	 */
-	old = user_enabler_find(umm, addr, bit);
-	if (old && old->unregistered) {
+	if (old) {
 		ret = rhashtable_replace_fast(&umm->table, &old->node,
 					      &e->node, user_enabler_params);
 		list_del(&old->mm_link);
@@ -2250,10 +2256,13 @@ static void user_event_mm_copy(struct user_event_mm *old,
 	struct user_bit_batch b = { .wait = true };
 	struct user_event_enabler *e, *copy;
 	struct user_event_mm *umm;
+	bool exempt;
 
 	/* A process that had enable bits once does not make its children pay */
 	if (list_empty(&old->enablers))
 		return;
+	/* The copies count against the forking user: asked once per fork */
+	exempt = user_limit_exempt();
 	umm = user_event_mm_get(mm);
 	/* No path takes the child's lock before the parent's */
 	if (umm)
@@ -2263,7 +2272,7 @@ static void user_event_mm_copy(struct user_event_mm *old,
 		copy = NULL;
 		if (!e->dead)
 			copy = umm ? user_enabler_add(e->user, umm, e->addr,
-						      e->size, e->bit) :
+						      e->size, e->bit, exempt) :
 				     ERR_PTR(-ENOMEM);
 		if (!IS_ERR_OR_NULL(copy)) {
 			/*
@@ -3650,6 +3659,30 @@ static bool user_event_name_taken(const char *name)
 #define USER_REG_STATUS_BYTE	BIT(16)
 #define USER_REG_DYNAMIC_EVENTS	BIT(17)
 
+/*
+ * Does a registration with @flags make @user, which exists, stay longer:
+ * persistent if it was automatic, or the administrator's if it was not?
+ * The event then counts against the user of that registration instead of
+ * its creator, who would otherwise hold its limit with an event it can no
+ * longer delete or that no longer goes by itself.
+ */
+static bool user_event_stays_longer(struct user_event *user, u32 flags)
+{
+	bool persist = flags & (USER_EVENT_REG_PERSIST | USER_REG_STATUS_BYTE);
+	bool admin = flags & (USER_EVENT_REG_PERSIST | USER_REG_DYNAMIC_EVENTS);
+
+	return (persist && user->auto_delete) ||
+	       (admin && !user->admin_delete);
+}
+
+/* Does @user count against the current task's user, which is not exempt? */
+static bool user_event_charged_to_current(struct user_event *user)
+{
+	return user->ucounts && user->ucounts->ns == current_user_ns() &&
+	       uid_eq(user->ucounts->uid, current_euid()) &&
+	       !user_limit_exempt();
+}
+
 /**
  * user_event_register - find or create the event a command describes
  * @cmd: the command as the user gave it, for error_log
@@ -3664,7 +3697,9 @@ static bool user_event_name_taken(const char *name)
  * bit registration without USER_EVENT_REG_PERSIST is automatic: deleted
  * once nothing references it, until a registration with
  * USER_EVENT_REG_PERSIST or USER_REG_STATUS_BYTE makes it persistent.  A
- * created event belongs to the caller's effective uid.
+ * created event belongs to the caller's effective uid, and counts
+ * against its user.max_user_events, until a registration of another user
+ * makes it stay longer (see user_event_stays_longer()).
  *
  * Return: 0, -EINVAL/-E2BIG for a bad command, -EADDRINUSE if the name is
  * taken by an event with other fields or by another kind of event,
@@ -3680,6 +3715,7 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 	struct user_event *user = NULL;
 	struct user_event_def def;
 	struct ucounts *ucounts;
+	bool recharge = false;
 
 	lockdep_assert_held(&event_mutex);
 
@@ -3705,7 +3741,8 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 	}
 
 	if (!user) {
-		ucounts = user_limit_charge(UCOUNT_USER_EVENTS);
+		ucounts = user_limit_charge(UCOUNT_USER_EVENTS,
+					    user_limit_exempt());
 		if (IS_ERR(ucounts)) {
 			user_event_log(cmd, USER_EVENT_ERR_USER_LIMIT, at);
 			ret = -EMFILE;
@@ -3729,6 +3766,16 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 		}
 		user->ucounts = ucounts;
 		*created = true;
+	} else if (user_event_stays_longer(user, flags) &&
+		   !user_event_charged_to_current(user)) {
+		ucounts = user_limit_charge(UCOUNT_USER_EVENTS,
+					    user_limit_exempt());
+		if (IS_ERR(ucounts)) {
+			user_event_log(cmd, USER_EVENT_ERR_USER_LIMIT, at);
+			ret = -EMFILE;
+			goto out;
+		}
+		recharge = true;
 	}
 
 	if ((flags & USER_REG_STATUS_BYTE) &&
@@ -3736,9 +3783,15 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 		user_event_log(cmd, USER_EVENT_ERR_NO_STATUS_BYTE, at);
 		if (*created)
 			user_event_discard(user);
+		if (recharge)
+			user_limit_uncharge(&ucounts, UCOUNT_USER_EVENTS);
 		*created = false;
 		ret = -ENOMEM;
 		goto out;
+	}
+	if (recharge) {
+		user_limit_uncharge(&user->ucounts, UCOUNT_USER_EVENTS);
+		user->ucounts = ucounts;
 	}
 	if (*created) {
 		user->auto_delete = !persist;
@@ -4222,7 +4275,8 @@ static long user_events_reg_enable_bit(struct user_event_file_info *info,
 		ret = -EINTR;
 	} else {
 		e = user_enabler_add(st.user, umm, reg.enable_addr,
-				     reg.enable_size, reg.enable_bit);
+				     reg.enable_size, reg.enable_bit,
+				     user_limit_exempt());
 		if (IS_ERR(e)) {
 			ret = PTR_ERR(e);
 			e = NULL;

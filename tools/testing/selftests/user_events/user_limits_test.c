@@ -3,15 +3,18 @@
  * The limits of each user: /proc/sys/user/max_user_events bounds the
  * events that one user's registrations created and that still exist,
  * /proc/sys/user/max_user_event_bits the enable bits of its processes.
- * Children drop to an unprivileged uid without capabilities, in the group
- * UE_TEST_GID that the files are handed to:
+ * Children drop to unprivileged uids of the test's own, USER1 and USER2,
+ * without capabilities, in the group UE_TEST_GID that the files are
+ * handed to:
  *
  * - past max_user_events, registering a new event fails with EMFILE in
  *   both layouts and creates nothing, while registering an existing one
  *   works; another user has a count of its own; room comes back when the
  *   user deletes an event (one kept for its records too, which stay
  *   printed), when an automatic event goes with its last enable bit, and
- *   when root deletes one;
+ *   when root deletes one; an event counts against the user it stays
+ *   for, who takes the count over when it makes another user's automatic
+ *   event persistent, or root when it makes the event its own;
  * - past max_user_event_bits, registering a bit fails with ENOSPC, and
  *   the bit is neither registered nor set; unregistering one makes room;
  *   the copies a fork makes count: those past the limit are not made and
@@ -33,8 +36,12 @@
 #define INSTANCE	"ue_ul_inst"
 /* The event of the enable bit tests, made by root */
 #define BITS_EVENT	PREFIX "bits"
-/* Another unprivileged user, with a count of its own */
-#define STRANGER	65531
+/*
+ * The unprivileged users of the tests, theirs alone: no other test's
+ * events, reaped asynchronously or left by a failure, count for them
+ */
+#define USER1		65529
+#define USER2		65530
 /* How long a count that a worker or the event reaper drops may take */
 #define DROP_MS		5000
 #define DEFAULT_EVENTS	2048
@@ -168,18 +175,18 @@ static int ul_fill(uid_t uid, int first, int ok)
 }
 
 /*
- * As nobody, with max_user_events 3: e0 and e1 with the status page,
+ * As USER1, with max_user_events 3: e0 and e1 with the status page,
  * "auto" with an enable bit; e2 gets EMFILE.  The parent records e1,
- * which nobody then deletes: e2 fits, e3 does not until "auto" went
- * with its bit.
+ * which USER1 then deletes: e2 fits, e3 and e1 again do not until
+ * "auto" went with its bit and write index.
  */
 static int events_child(struct ue_child *c, void *arg)
 {
 	int fd, fd1, fd_auto;
 	__u32 index = 0, v = 7;
 
-	if (ue_become_nobody(false))
-		return ue_child_fail(1, "become nobody");
+	if (ue_become(USER1, false))
+		return ue_child_fail(1, "change credentials");
 	fd = ue_open_data();
 	fd1 = ue_open_data();
 	fd_auto = ue_open_data();
@@ -196,6 +203,9 @@ static int events_child(struct ue_child *c, void *arg)
 	errno = ue_reg_bit(fd, PREFIX "e2 u32 v", &ul_word, 4, 1, 0, NULL);
 	if (errno != EMFILE)
 		return ue_child_fail(5, "enable bit registration past the limit");
+	errno = ue_unreg_bit(fd, &ul_word, 1);
+	if (errno != ENOENT || (ul_word & 2))
+		return ue_child_fail(5, "bit of a refused registration");
 	if (ul_reg(fd, 0) ||
 	    ue_reg_bit(fd_auto, PREFIX "auto u32 v", &ul_word, 4, 2, 0, NULL) ||
 	    ue_unreg_bit(fd_auto, &ul_word, 2))
@@ -220,6 +230,10 @@ static int events_child(struct ue_child *c, void *arg)
 	errno = ul_reg(fd, 3);
 	if (errno != EMFILE)
 		return ue_child_fail(12, "register past the limit again");
+	/* Brought back, a kept event counts again */
+	errno = ul_reg(fd, 1);
+	if (errno != EMFILE)
+		return ue_child_fail(12, "register the kept event past the limit");
 
 	/* "auto" goes with its last bit and write index: room for e3 only */
 	if (ue_unreg_bit(fd_auto, &ul_word, 0))
@@ -258,13 +272,13 @@ TEST_F(ul, events_per_user)
 	ASSERT_FALSE(ue_event_exists(ul_name(2)));
 	ASSERT_EQ(0, ue_last_error(&e));
 	ASSERT_STREQ("User has too many events, see max_user_events", e.msg);
-	ue_msg("nobody: 3 events, the 4th EMFILE in both layouts, not created\n");
+	ue_msg("uid %d: 3 events, the 4th EMFILE in both layouts, not created\n", USER1);
 
 	/* Another user's count is its own */
-	ASSERT_EQ(0, ul_fill(STRANGER, 10, 3));
-	ue_msg("uid %d: 3 events of its own, the 4th EMFILE\n", STRANGER);
+	ASSERT_EQ(0, ul_fill(USER2, 10, 3));
+	ue_msg("uid %d: 3 events of its own, the 4th EMFILE\n", USER2);
 
-	/* Root records e1 for nobody, who then deletes it */
+	/* Root records e1 for USER1, which then deletes it */
 	ASSERT_EQ(0, ue_enable(INSTANCE, ul_name(1), true));
 	ASSERT_TRUE(ue_parent_say(&c, 'g'));
 	ASSERT_EQ('w', ue_parent_hear(&c));
@@ -275,14 +289,97 @@ TEST_F(ul, events_per_user)
 	UE_ASSERT_TRACE(INSTANCE, ul_name(1), "v=7\n");
 	ue_msg("room again after its delete (record kept and printed) and auto's last bit\n");
 
-	/* Root's delete of one of nobody's events is room for one more */
+	/* Root's delete of one of USER1's events is room for one more */
 	ASSERT_EQ(0, ue_del(ul_name(0)));
-	ASSERT_EQ(0, ul_fill(UE_NOBODY, 5, 1));
+	ASSERT_EQ(0, ul_fill(USER1, 5, 1));
 	ue_msg("room again after root deleted one\n");
 }
 
 /*
- * As nobody, with max_user_event_bits 4 then 8, bits of ul_word for
+ * As USER1, with max_user_events 1: its automatic event "moved" fills its
+ * count until USER2 makes it persistent; then e0 fills it until root
+ * names e0 in dynamic_events, which makes it the administrator's
+ */
+static int moved_child(struct ue_child *c, void *arg)
+{
+	int fd;
+
+	if (ue_become(USER1, false))
+		return ue_child_fail(1, "change credentials");
+	fd = ue_open_data();
+	if (fd == -1)
+		return ue_child_fail(2, "open user_events_data");
+	if (ue_reg_bit(fd, PREFIX "moved u32 v", &ul_word, 4, 0, 0, NULL))
+		return ue_child_fail(3, "register below the limit");
+	errno = ul_reg(fd, 0);
+	if (errno != EMFILE)
+		return ue_child_fail(4, "register past the limit");
+	if (!ue_child_say(c, 'a') || ue_child_hear(c) != 'g')
+		return ue_child_fail(5, "pipe");
+	errno = ul_reg(fd, 0);
+	if (errno)
+		return ue_child_fail(6, "register once USER2 made its event stay");
+	errno = ul_reg(fd, 1);
+	if (errno != EMFILE)
+		return ue_child_fail(7, "register past the limit again");
+	if (!ue_child_say(c, 'b') || ue_child_hear(c) != 'g')
+		return ue_child_fail(8, "pipe");
+	errno = ul_reg(fd, 1);
+	if (errno)
+		return ue_child_fail(9, "register once root made its event stay");
+	close(fd);
+	return 0;
+}
+
+/* As USER2, with max_user_events 1: make USER1's "moved" persistent */
+static int mover_child(struct ue_child *c, void *arg)
+{
+	struct ue_status_reg reg;
+	int fd;
+
+	if (ue_become(USER2, false))
+		return ue_child_fail(1, "change credentials");
+	fd = ue_open_data();
+	if (fd == -1)
+		return ue_child_fail(2, "open user_events_data");
+	errno = ue_reg(fd, PREFIX "moved u32 v", &reg);
+	if (errno)
+		return ue_child_fail(3, "status page registration of USER1's event");
+	errno = ul_reg(fd, 20);
+	if (errno != EMFILE)
+		return ue_child_fail(4, "register with USER1's event counted");
+	close(fd);
+	return 0;
+}
+
+/*
+ * An event counts against the user it stays for: a registration that
+ * makes another user's automatic event persistent, or an event the
+ * administrator's, takes its count over
+ */
+TEST_F(ul, persist_moves_count)
+{
+	struct ue_child c, m;
+
+	ASSERT_EQ(0, ue_set_sysctl(UE_USER_EVENTS_PATH, 1));
+	ASSERT_EQ(0, ue_child_start(&c, moved_child, NULL));
+	ASSERT_EQ('a', ue_parent_hear(&c));
+	ASSERT_EQ(0, ue_child_start(&m, mover_child, NULL));
+	ASSERT_EQ(0, ue_child_finish(&m));
+	ue_msg("uid %d made uid %d's automatic event persistent: it counts for %d\n",
+	       USER2, USER1, USER2);
+	ASSERT_TRUE(ue_parent_say(&c, 'g'));
+	ASSERT_EQ('b', ue_parent_hear(&c));
+	ASSERT_EQ(0, ue_dyn("u:" PREFIX "e0 u32 v"));
+	ASSERT_TRUE(ue_parent_say(&c, 'g'));
+	ASSERT_EQ(0, ue_child_finish(&c));
+	ue_msg("root named uid %d's event in dynamic_events: it counts for nobody\n",
+	       USER1);
+	ASSERT_TRUE(ue_event_exists(PREFIX "moved"));
+}
+
+/*
+ * As USER1, with max_user_event_bits 4 then 8, bits of ul_word for
  * BITS_EVENT, which root enabled
  */
 static int bits_child(struct ue_child *c, void *arg)
@@ -291,8 +388,8 @@ static int bits_child(struct ue_child *c, void *arg)
 	pid_t pid;
 	char go;
 
-	if (ue_become_nobody(false))
-		return ue_child_fail(1, "become nobody");
+	if (ue_become(USER1, false))
+		return ue_child_fail(1, "change credentials");
 	fd = ue_open_data();
 	if (fd == -1)
 		return ue_child_fail(2, "open user_events_data");
@@ -325,6 +422,9 @@ static int bits_child(struct ue_child *c, void *arg)
 		return ue_child_fail(9, "pipe");
 	pid = fork();
 	if (pid == 0) {
+		/* Gone with its parent, which alone writes to it */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(out[1]);
 		if (ul_word != 0x1e || write(in[1], "c", 1) != 1 ||
 		    read(out[0], &go, 1) != 1)
 			_exit(1);
@@ -374,7 +474,7 @@ TEST_F(ul, bits_per_user)
 
 	ASSERT_EQ(0, ue_child_start(&c, bits_child, NULL));
 	ASSERT_EQ('l', ue_parent_hear(&c));
-	ue_msg("nobody: 4 bits, the 5th ENOSPC and clear; a fork at the limit copies none\n");
+	ue_msg("uid %d: 4 bits, the 5th ENOSPC and clear; a fork at the limit copies none\n", USER1);
 	ASSERT_EQ(0, ue_set_sysctl(UE_USER_BITS_PATH, 8));
 	ASSERT_TRUE(ue_parent_say(&c, 'g'));
 	ASSERT_EQ(0, ue_child_finish(&c));
@@ -393,8 +493,8 @@ static int exempt_child(struct ue_child *c, void *arg)
 	bool perfmon = arg;
 	int fd, want = perfmon ? 0 : EMFILE;
 
-	if (ue_become_nobody(perfmon))
-		return ue_child_fail(1, "become nobody");
+	if (ue_become(USER1, perfmon))
+		return ue_child_fail(1, "change credentials");
 	fd = ue_open_data();
 	if (fd == -1)
 		return ue_child_fail(2, "open user_events_data");
@@ -426,7 +526,7 @@ TEST_F(ul, perfmon_exempt)
 	ASSERT_EQ(0, ue_child_finish(&c));
 	ASSERT_EQ(0, ue_child_start(&c, exempt_child, NULL));
 	ASSERT_EQ(0, ue_child_finish(&c));
-	ue_msg("nobody with CAP_PERFMON: both; without: EMFILE, ENOSPC\n");
+	ue_msg("uid %d with CAP_PERFMON: both; without: EMFILE, ENOSPC\n", USER1);
 	close(fd);
 }
 
@@ -440,25 +540,28 @@ static int ul_proc_self(const char *file, const char *text)
 }
 
 /*
- * As nobody in a user namespace of its own, mapped to its root: the
- * namespace's max_user_events is 1, then 100, while nobody's outside is 3
+ * As USER1 in a user namespace of its own, mapped to its root: the
+ * namespace's max_user_events is 1, then 100, while USER1's outside is 3
  */
 static int userns_child(struct ue_child *c, void *arg)
 {
+	char map[32];
 	int fd;
 
 	/* Dumpable again, so that its /proc/self files are its own */
-	if (ue_become_nobody(false) || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
-		return ue_child_fail(1, "become nobody");
+	if (ue_become(USER1, false) || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+		return ue_child_fail(1, "change credentials");
 	fd = ue_open_data();
 	if (fd == -1)
 		return ue_child_fail(2, "open user_events_data");
 	if (unshare(CLONE_NEWUSER))
 		return errno == EPERM || errno == EINVAL || errno == ENOSPC ?
 		       100 : ue_child_fail(3, "unshare");
-	if (ul_proc_self("setgroups", "deny") ||
-	    ul_proc_self("uid_map", "0 65534 1") ||
-	    ul_proc_self("gid_map", "0 65534 1"))
+	snprintf(map, sizeof(map), "0 %d 1", USER1);
+	if (ul_proc_self("setgroups", "deny") || ul_proc_self("uid_map", map))
+		return ue_child_fail(4, "map root of the namespace");
+	snprintf(map, sizeof(map), "0 %d 1", UE_NOBODY);
+	if (ul_proc_self("gid_map", map))
 		return ue_child_fail(4, "map root of the namespace");
 
 	if (ue_get_sysctl(UE_USER_EVENTS_PATH) != INT32_MAX)
@@ -472,7 +575,7 @@ static int userns_child(struct ue_child *c, void *arg)
 	if (errno != EMFILE)
 		return ue_child_fail(8, "register past the namespace's limit");
 
-	/* Nobody's limit outside holds too */
+	/* USER1's limit outside holds too */
 	errno = ue_set_sysctl(UE_USER_EVENTS_PATH, 100);
 	if (errno)
 		return ue_child_fail(9, "raise the namespace's limit");
@@ -498,8 +601,8 @@ TEST_F(ul, user_namespace)
 	ASSERT_EQ(0, ret);
 	ue_msg("in a user namespace: its own limit (1), and its owner's outside (3)\n");
 
-	/* Nobody's events counted outside as well: none fits now */
-	ASSERT_EQ(0, ul_fill(UE_NOBODY, 4, 0));
+	/* USER1's events counted outside as well: none fits now */
+	ASSERT_EQ(0, ul_fill(USER1, 4, 0));
 }
 
 TEST_HARNESS_MAIN
