@@ -474,7 +474,8 @@ TEST_F(ul, bits_per_user)
 
 	ASSERT_EQ(0, ue_child_start(&c, bits_child, NULL));
 	ASSERT_EQ('l', ue_parent_hear(&c));
-	ue_msg("uid %d: 4 bits, the 5th ENOSPC and clear; a fork at the limit copies none\n", USER1);
+	ue_msg("uid %d: 4 bits, the 5th ENOSPC and clear; a fork at the limit copies none\n",
+	       USER1);
 	ASSERT_EQ(0, ue_set_sysctl(UE_USER_BITS_PATH, 8));
 	ASSERT_TRUE(ue_parent_say(&c, 'g'));
 	ASSERT_EQ(0, ue_child_finish(&c));
