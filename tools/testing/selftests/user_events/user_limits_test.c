@@ -44,6 +44,8 @@
 #define USER2		65530
 /* How long a count that a worker or the event reaper drops may take */
 #define DROP_MS		5000
+/* Children, forks and tracefs directories: slow in a debug kernel */
+#define LONG_TIMEOUT	300
 #define DEFAULT_EVENTS	2048
 #define DEFAULT_BITS	1048576
 
@@ -258,7 +260,7 @@ TEST_F(ul, defaults)
 	       self->events0, ue_get_max(), self->bits0);
 }
 
-TEST_F(ul, events_per_user)
+TEST_F_TIMEOUT(ul, events_per_user, LONG_TIMEOUT)
 {
 	struct ue_log_entry e;
 	struct ue_child c;
@@ -357,7 +359,7 @@ static int mover_child(struct ue_child *c, void *arg)
  * makes another user's automatic event persistent, or an event the
  * administrator's, takes its count over
  */
-TEST_F(ul, persist_moves_count)
+TEST_F_TIMEOUT(ul, persist_moves_count, LONG_TIMEOUT)
 {
 	struct ue_child c, m;
 
@@ -464,7 +466,7 @@ static int bits_child(struct ue_child *c, void *arg)
 	return 0;
 }
 
-TEST_F(ul, bits_per_user)
+TEST_F_TIMEOUT(ul, bits_per_user, LONG_TIMEOUT)
 {
 	struct ue_child c;
 
@@ -510,7 +512,7 @@ static int exempt_child(struct ue_child *c, void *arg)
 	return 0;
 }
 
-TEST_F(ul, perfmon_exempt)
+TEST_F_TIMEOUT(ul, perfmon_exempt, LONG_TIMEOUT)
 {
 	struct ue_child c;
 	int fd;
@@ -589,7 +591,7 @@ static int userns_child(struct ue_child *c, void *arg)
 	return 0;
 }
 
-TEST_F(ul, user_namespace)
+TEST_F_TIMEOUT(ul, user_namespace, LONG_TIMEOUT)
 {
 	struct ue_child c;
 	int ret;
