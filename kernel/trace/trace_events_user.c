@@ -3715,7 +3715,7 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 	struct user_event *user = NULL;
 	struct user_event_def def;
 	struct ucounts *ucounts;
-	bool recharge = false;
+	bool recharge;
 
 	lockdep_assert_held(&event_mutex);
 
@@ -3740,7 +3740,13 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 		}
 	}
 
-	if (!user) {
+	/*
+	 * A new event counts against the caller's user, and so does one
+	 * that the registration makes stay longer for it
+	 */
+	recharge = user && user_event_stays_longer(user, flags) &&
+		   !user_event_charged_to_current(user);
+	if (!user || recharge) {
 		ucounts = user_limit_charge(UCOUNT_USER_EVENTS,
 					    user_limit_exempt());
 		if (IS_ERR(ucounts)) {
@@ -3748,6 +3754,9 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 			ret = -EMFILE;
 			goto out;
 		}
+	}
+
+	if (!user) {
 		/* The same event, deleted, is back: with its type number */
 		user = user_event_find_kept(&def, multi_format);
 		if (user) {
@@ -3766,16 +3775,6 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 		}
 		user->ucounts = ucounts;
 		*created = true;
-	} else if (user_event_stays_longer(user, flags) &&
-		   !user_event_charged_to_current(user)) {
-		ucounts = user_limit_charge(UCOUNT_USER_EVENTS,
-					    user_limit_exempt());
-		if (IS_ERR(ucounts)) {
-			user_event_log(cmd, USER_EVENT_ERR_USER_LIMIT, at);
-			ret = -EMFILE;
-			goto out;
-		}
-		recharge = true;
 	}
 
 	if ((flags & USER_REG_STATUS_BYTE) &&

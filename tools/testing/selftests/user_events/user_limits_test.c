@@ -135,6 +135,24 @@ static int ul_soon(int (*reg)(int fd, int n), int fd, int n, int err)
 	return ret;
 }
 
+/*
+ * In a child: become @uid, keeping CAP_PERFMON if @perfmon, and open
+ * user_events_data; the fd, or -1 once the failure is reported
+ */
+static int ul_become_open(uid_t uid, bool perfmon)
+{
+	int fd;
+
+	if (ue_become(uid, perfmon)) {
+		ue_child_fail(1, "change credentials");
+		return -1;
+	}
+	fd = ue_open_data();
+	if (fd == -1)
+		ue_child_fail(2, "open user_events_data");
+	return fd;
+}
+
 struct ul_fill {
 	uid_t uid;
 	/* Events first .. first + ok - 1 register, the next one gets EMFILE */
@@ -148,11 +166,9 @@ static int fill_child(struct ue_child *c, void *arg)
 	struct ul_fill *x = arg;
 	int fd, i;
 
-	if (ue_become(x->uid, false))
-		return ue_child_fail(1, "change credentials");
-	fd = ue_open_data();
+	fd = ul_become_open(x->uid, false);
 	if (fd == -1)
-		return ue_child_fail(2, "open user_events_data");
+		return 1;
 	for (i = 0; i < x->ok; i++) {
 		errno = ul_reg(fd, x->first + i);
 		if (errno)
@@ -187,12 +203,12 @@ static int events_child(struct ue_child *c, void *arg)
 	int fd, fd1, fd_auto;
 	__u32 index = 0, v = 7;
 
-	if (ue_become(USER1, false))
-		return ue_child_fail(1, "change credentials");
-	fd = ue_open_data();
+	fd = ul_become_open(USER1, false);
+	if (fd == -1)
+		return 1;
 	fd1 = ue_open_data();
 	fd_auto = ue_open_data();
-	if (fd == -1 || fd1 == -1 || fd_auto == -1)
+	if (fd1 == -1 || fd_auto == -1)
 		return ue_child_fail(2, "open user_events_data");
 	if (ul_reg(fd, 0) || ul_reg(fd1, 1) ||
 	    ue_reg_bit(fd_auto, PREFIX "auto u32 v", &ul_word, 4, 0, 0, NULL))
@@ -306,11 +322,9 @@ static int moved_child(struct ue_child *c, void *arg)
 {
 	int fd;
 
-	if (ue_become(USER1, false))
-		return ue_child_fail(1, "change credentials");
-	fd = ue_open_data();
+	fd = ul_become_open(USER1, false);
 	if (fd == -1)
-		return ue_child_fail(2, "open user_events_data");
+		return 1;
 	if (ue_reg_bit(fd, PREFIX "moved u32 v", &ul_word, 4, 0, 0, NULL))
 		return ue_child_fail(3, "register below the limit");
 	errno = ul_reg(fd, 0);
@@ -339,11 +353,9 @@ static int mover_child(struct ue_child *c, void *arg)
 	struct ue_status_reg reg;
 	int fd;
 
-	if (ue_become(USER2, false))
-		return ue_child_fail(1, "change credentials");
-	fd = ue_open_data();
+	fd = ul_become_open(USER2, false);
 	if (fd == -1)
-		return ue_child_fail(2, "open user_events_data");
+		return 1;
 	errno = ue_reg(fd, PREFIX "moved u32 v", &reg);
 	if (errno)
 		return ue_child_fail(3, "status page registration of USER1's event");
@@ -390,11 +402,9 @@ static int bits_child(struct ue_child *c, void *arg)
 	pid_t pid;
 	char go;
 
-	if (ue_become(USER1, false))
-		return ue_child_fail(1, "change credentials");
-	fd = ue_open_data();
+	fd = ul_become_open(USER1, false);
 	if (fd == -1)
-		return ue_child_fail(2, "open user_events_data");
+		return 1;
 	for (bit = 0; bit < 4; bit++) {
 		errno = ul_reg_bit(fd, bit);
 		if (errno)
@@ -496,11 +506,9 @@ static int exempt_child(struct ue_child *c, void *arg)
 	bool perfmon = arg;
 	int fd, want = perfmon ? 0 : EMFILE;
 
-	if (ue_become(USER1, perfmon))
-		return ue_child_fail(1, "change credentials");
-	fd = ue_open_data();
+	fd = ul_become_open(USER1, perfmon);
 	if (fd == -1)
-		return ue_child_fail(2, "open user_events_data");
+		return 1;
 	errno = ue_reg_bit(fd, PREFIX "exempt u32 v", &ul_word, 4, 2, 0, NULL);
 	if (errno != want)
 		return ue_child_fail(3, "new event");
@@ -551,12 +559,12 @@ static int userns_child(struct ue_child *c, void *arg)
 	char map[32];
 	int fd;
 
-	/* Dumpable again, so that its /proc/self files are its own */
-	if (ue_become(USER1, false) || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
-		return ue_child_fail(1, "change credentials");
-	fd = ue_open_data();
+	fd = ul_become_open(USER1, false);
 	if (fd == -1)
-		return ue_child_fail(2, "open user_events_data");
+		return 1;
+	/* Dumpable again, so that its /proc/self files are its own */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+		return ue_child_fail(1, "make it dumpable");
 	if (unshare(CLONE_NEWUSER))
 		return errno == EPERM || errno == EINVAL || errno == ENOSPC ?
 		       100 : ue_child_fail(3, "unshare");
