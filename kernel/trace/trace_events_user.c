@@ -84,6 +84,7 @@
 
 #include "trace.h"
 #include "trace_dynevent.h"
+#include "trace_output.h"
 
 /* One status byte per event; byte 0 is never handed out */
 #define USER_EVENTS_MAX_STATUS	4096
@@ -97,6 +98,25 @@
  */
 #define USER_EVENTS_USER_MAX_DEFAULT	(USER_EVENTS_MAX_STATUS / 2)
 #define USER_EVENT_BITS_USER_MAX_DEFAULT	SZ_1M
+/*
+ * Deleted events kept with their format, the kernel.user_events_kept_max
+ * sysctl (default and maximum), and how many times as many more are kept
+ * without it.  Each holds a type number, of which there are 65535 for
+ * every event of the kernel: live user events (kernel.user_events_max)
+ * and kept ones leave thousands to the rest.
+ */
+#define USER_EVENTS_KEPT_MAX_DEFAULT	1024
+#define USER_EVENTS_KEPT_MAX_LIMIT	2048
+#define USER_EVENTS_BARE_PER_KEPT	8
+/* How often, and at how many kept events at a time, reclaim looks */
+#define USER_KEPT_RECLAIM_MS	1000
+#define USER_KEPT_RECLAIM_BATCH	32
+/* Buffers of a trace array whose CPU buffers a snapshot swaps */
+#ifdef CONFIG_TRACER_MAX_TRACE
+#define USER_KEPT_BUFFERS	2
+#else
+#define USER_KEPT_BUFFERS	1
+#endif
 #define USER_EVENT_NAME_MAX	64
 /* Longest command, including its terminating NUL */
 #define USER_EVENT_CMD_MAX	4096
@@ -185,17 +205,30 @@ struct user_field {
 };
 
 /**
- * struct user_kept_buffer - a trace buffer that recorded a deleted event
- * @tr: the trace array of the buffer, only compared, never dereferenced
- *	before it is found in ftrace_trace_arrays (an instance made later at
- *	the same address only keeps the event a little longer)
- * @ts: the buffer's clock when the event was deleted, after its last write
- * @clock_id: the buffer's clock then: changing it clears the buffer
+ * struct user_kept_mark - how far a CPU buffer had got, counted in events
+ * @lo: at most the events it had ever taken (read, overwritten or there)
+ * @hi: at least as many: records written before are gone once @hi events
+ *	were read or overwritten
+ *
+ * The counters of a ring buffer cannot be read at once: @lo and @hi bound
+ * what a writer on that CPU made them in the meantime.
+ */
+struct user_kept_mark {
+	unsigned long lo;
+	unsigned long hi;
+};
+
+/**
+ * struct user_kept_buffer - a trace array that recorded a deleted event
+ * @tr: the trace array, only compared, never dereferenced before it is
+ *	found in ftrace_trace_arrays (an instance made later at the same
+ *	address only keeps the event a little longer)
+ * @marks: for each possible CPU, USER_KEPT_BUFFERS marks: where
+ *	array_buffer, then max_buffer, stood at the deletion
  */
 struct user_kept_buffer {
 	struct trace_array *tr;
-	u64 ts;
-	int clock_id;
+	struct user_kept_mark *marks;
 };
 
 /**
@@ -206,9 +239,12 @@ struct user_kept_buffer {
  * @devent: entry in the dynamic_events list
  * @node: entry in the name hash table
  * @gc_link: entry in user_event_gc_list, under user_event_gc_lock
- * @kept_link: entry in user_events_kept once deleted, see user_event_keep()
- * @kept: the trace buffers that may hold records of the deleted event
+ * @kept_link: once deleted, entry in user_events_kept, oldest first, or in
+ *	user_events_kept_bare once its format was dropped
+ * @scan_link: once deleted, entry in user_kept_scan, see user_kept_reclaim()
+ * @kept: the trace arrays that may hold records of the deleted event
  * @nr_kept: number of @kept
+ * @bare: deleted and kept without its fields, see user_kept_strip()
  * @detach_gp: RCU state when the last tracer was detached: a write that
  *	was in a probe then may still be recording
  * @refcnt: one for existing, one per file slot, one per enabler, one per
@@ -247,8 +283,10 @@ struct user_event {
 	struct hlist_node node;
 	struct list_head gc_link;
 	struct list_head kept_link;
+	struct list_head scan_link;
 	struct user_kept_buffer *kept;
 	int nr_kept;
+	bool bare;
 	unsigned long detach_gp;
 	refcount_t refcnt;
 	struct list_head enablers;
@@ -467,13 +505,20 @@ static void user_event_gc(struct work_struct *work);
 static DECLARE_DELAYED_WORK(user_event_gc_work, user_event_gc);
 
 /*
- * Deleted events whose records trace buffers may still hold, oldest
- * first, how many, and how many make user_event_keep() look for those it
- * can free; protected by event_mutex.  See user_event_keep().
+ * Deleted events whose records trace buffers may still hold, see
+ * user_event_keep(): with their format, then without, oldest first, and
+ * how many of each; all of them in the order user_kept_reclaim() looks
+ * at them.  Protected by event_mutex.
  */
 static LIST_HEAD(user_events_kept);
+static LIST_HEAD(user_events_kept_bare);
 static int user_events_nr_kept;
-static int user_events_reclaim_at;
+static int user_events_nr_bare;
+static LIST_HEAD(user_kept_scan);
+/* The kernel.user_events_kept_max sysctl */
+static int user_events_kept_max = USER_EVENTS_KEPT_MAX_DEFAULT;
+static void user_kept_reclaim(struct work_struct *work);
+static DECLARE_DELAYED_WORK(user_kept_work, user_kept_reclaim);
 
 DEFINE_STATIC_KEY_FALSE(user_events_mm_used);
 /*
@@ -2732,6 +2777,8 @@ user_event_emit(struct user_event *user,
 
 /* Marks a line cut short to fit in one trace_seq */
 #define USER_EVENT_CUT		"..."
+/* Before the bytes of a record whose event was kept without its format */
+#define USER_EVENT_BARE		"(format dropped) "
 /* Widest number printed: a sign and 20 digits */
 #define USER_EVENT_NUM_WIDTH	21
 /* Printed instead of a value whose location lies outside the record */
@@ -2834,6 +2881,29 @@ static int user_event_line_len(struct trace_seq *s)
 	return used - start;
 }
 
+/*
+ * The payload of a record of a kept event whose format was dropped, see
+ * user_kept_strip(): USER_EVENT_BARE then its @size bytes in hex, cut
+ * to @room
+ */
+static void user_event_print_bytes(struct trace_seq *s, const u8 *rec,
+				   u32 size, int room)
+{
+	u32 i, start = sizeof(struct trace_entry);
+
+	trace_seq_puts(s, USER_EVENT_BARE);
+	room -= sizeof(USER_EVENT_BARE) - 1;
+	for (i = start; i < size; i++) {
+		if (room < 3) {
+			trace_seq_puts(s, USER_EVENT_CUT);
+			break;
+		}
+		trace_seq_printf(s, i > start ? " %02x" : "%02x", rec[i]);
+		room -= 3;
+	}
+	trace_seq_putc(s, '\n');
+}
+
 /**
  * user_event_print - the trace output of a record
  * @iter: the iterator, at the record
@@ -2867,6 +2937,12 @@ static enum print_line_t user_event_print(struct trace_iterator *iter,
 
 	trace_seq_printf(s, "%s: ", user->name);
 	room -= strlen(user->name) + 2;
+	if (user->bare) {
+		/* Only live events are printed without their size */
+		user_event_print_bytes(s, (u8 *)iter->ent, iter->ent_size,
+				       room);
+		return trace_handle_return(s);
+	}
 	for (i = 0; i < user->nr_fields; i++) {
 		/* "name=", after a blank but for the first field */
 		n = strlen(user->fields[i].name) + 1 + !!i;
@@ -3162,6 +3238,7 @@ static int user_event_create(struct user_event_def *def, bool multi_format,
 	call->flags |= TRACE_EVENT_FL_KEEP_TYPE;
 	INIT_LIST_HEAD(&user->gc_link);
 	INIT_LIST_HEAD(&user->kept_link);
+	INIT_LIST_HEAD(&user->scan_link);
 	user->detach_gp = get_completed_synchronize_rcu();
 
 	if (!register_trace_event(&call->event)) {
@@ -3202,27 +3279,25 @@ static bool user_event_busy(struct user_event *user)
  * wipe the trace its user is about to read: user events are created with
  * TRACE_EVENT_FL_KEEP_TYPE, and a deleted event that a buffer recorded is
  * kept, with its type number and format, until no buffer can hold one of
- * its records.  A buffer cannot once its oldest event is younger than the
- * deletion: the buffer was cleared, or its records were read or
- * overwritten.  Kept events count against kernel.user_events_max like
- * the others, which bounds their memory and type numbers: nothing is ever
- * cleared to make room.
+ * its records.
+ *
+ * Whether a buffer can is decided from the counters of each CPU buffer,
+ * never from clocks, which differ between CPUs: the events written to it,
+ * read and overwritten, all in the order they were written.  Records
+ * written before the deletion are gone once as many events were read or
+ * overwritten as had been written then, or once the buffer was reset
+ * (fewer written than then).  A snapshot swaps CPU buffers between
+ * array_buffer and max_buffer: a mark is checked against both buffers of
+ * its CPU, with the swaps locked out.
+ *
+ * Kept events count against no limit of events: past
+ * kernel.user_events_kept_max, the oldest one drops its format and prints
+ * its records as bytes, keeping its type number; past
+ * USER_EVENTS_BARE_PER_KEPT times as many more, the oldest one's buffers
+ * are cleared, as the core does for every other dynamic event, and its
+ * type number is given back.  A delayed work frees those whose records
+ * are gone, a few at a time.
  */
-
-/* May @buf still hold an event written at or before @ts, its clock? */
-static bool user_buffer_may_hold(struct array_buffer *buf, u64 ts)
-{
-	int cpu;
-
-	if (!buf->buffer)
-		return false;
-	for_each_possible_cpu(cpu) {
-		if (ring_buffer_entries_cpu(buf->buffer, cpu) &&
-		    ring_buffer_oldest_event_ts(buf->buffer, cpu) <= ts)
-			return true;
-	}
-	return false;
-}
 
 /* The trace array @kept recorded to, if it still exists; else NULL */
 static struct trace_array *user_kept_array(const struct user_kept_buffer *kept)
@@ -3238,19 +3313,125 @@ static struct trace_array *user_kept_array(const struct user_kept_buffer *kept)
 	return NULL;
 }
 
+/* Buffer @i of @tr: array_buffer's, or max_buffer's if there is one */
+static struct trace_buffer *user_tr_buffer(struct trace_array *tr, int i)
+{
+#ifdef CONFIG_TRACER_MAX_TRACE
+	if (i)
+		return tr->max_buffer.buffer;
+#endif
+	return tr->array_buffer.buffer;
+}
+
+/* Lock out snapshot swaps of @tr's CPU buffers, as update_max_tr() does */
+static void user_tr_lock_swaps(struct trace_array *tr)
+{
+	local_irq_disable();
+#ifdef CONFIG_TRACER_MAX_TRACE
+	arch_spin_lock(&tr->max_lock);
+#endif
+}
+
+static void user_tr_unlock_swaps(struct trace_array *tr)
+{
+#ifdef CONFIG_TRACER_MAX_TRACE
+	arch_spin_unlock(&tr->max_lock);
+#endif
+	local_irq_enable();
+}
+
+/* Events of @cpu's buffer of @buf read or overwritten: only a reset lowers it */
+static unsigned long user_buffer_consumed(struct trace_buffer *buf, int cpu)
+{
+	return ring_buffer_overrun_cpu(buf, cpu) +
+	       ring_buffer_read_events_cpu(buf, cpu);
+}
+
+/* Mark how far @cpu's buffer of @buf had got, see struct user_kept_mark */
+static void user_buffer_mark(struct trace_buffer *buf, int cpu,
+			     struct user_kept_mark *mark)
+{
+	unsigned long before, there;
+
+	if (!buf) {
+		mark->lo = 0;
+		mark->hi = 0;
+		return;
+	}
+	/* Events there, then consumed, are counted once or twice: never 0 */
+	before = user_buffer_consumed(buf, cpu);
+	there = ring_buffer_entries_cpu(buf, cpu);
+	mark->lo = before + there;
+	mark->hi = user_buffer_consumed(buf, cpu) + there;
+}
+
+/* May @cpu's buffer of @buf hold a record written before @mark was taken? */
+static bool user_buffer_may_hold(struct trace_buffer *buf, int cpu,
+				 const struct user_kept_mark *mark)
+{
+	unsigned long there, consumed;
+
+	if (!buf)
+		return false;
+	there = ring_buffer_entries_cpu(buf, cpu);
+	consumed = user_buffer_consumed(buf, cpu);
+	/* All of them read or overwritten, or the buffer reset since */
+	return consumed < mark->hi && consumed + there >= mark->lo;
+}
+
+/* Mark where each CPU buffer of @tr stood, in @marks */
+static void user_tr_mark(struct trace_array *tr, struct user_kept_mark *marks)
+{
+	int cpu, i;
+
+	user_tr_lock_swaps(tr);
+	for_each_possible_cpu(cpu) {
+		for (i = 0; i < USER_KEPT_BUFFERS; i++)
+			user_buffer_mark(user_tr_buffer(tr, i), cpu,
+					 &marks[cpu * USER_KEPT_BUFFERS + i]);
+	}
+	user_tr_unlock_swaps(tr);
+}
+
 /* May the buffers of @kept still hold records of its deleted event? */
 static bool user_kept_may_hold(const struct user_kept_buffer *kept)
 {
 	struct trace_array *tr = user_kept_array(kept);
+	const struct user_kept_mark *mark;
+	bool held = false;
+	int cpu, i, j;
 
-	/* Gone, or cleared when its clock was changed */
-	if (!tr || tr->clock_id != kept->clock_id)
+	if (!tr)
 		return false;
-#ifdef CONFIG_TRACER_MAX_TRACE
-	if (user_buffer_may_hold(&tr->max_buffer, kept->ts))
-		return true;
-#endif
-	return user_buffer_may_hold(&tr->array_buffer, kept->ts);
+
+	user_tr_lock_swaps(tr);
+	for_each_possible_cpu(cpu) {
+		mark = &kept->marks[cpu * USER_KEPT_BUFFERS];
+		/* Either buffer of the CPU may have either's records by now */
+		for (i = 0; i < USER_KEPT_BUFFERS * USER_KEPT_BUFFERS; i++) {
+			j = i % USER_KEPT_BUFFERS;
+			if (user_buffer_may_hold(user_tr_buffer(tr, j), cpu,
+						 &mark[i / USER_KEPT_BUFFERS])) {
+				held = true;
+				goto out;
+			}
+		}
+	}
+out:
+	user_tr_unlock_swaps(tr);
+	return held;
+}
+
+/* May a buffer still hold records of @user, deleted? */
+static bool user_event_may_be_held(const struct user_event *user)
+{
+	int i;
+
+	for (i = 0; i < user->nr_kept; i++) {
+		if (user_kept_may_hold(&user->kept[i]))
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -3278,16 +3459,18 @@ static bool user_event_recorded_in(struct user_event *user,
 }
 
 /**
- * user_event_recorded - the trace buffers that hold records of an event
+ * user_event_recorded - the trace arrays that hold records of an event
  * @user: the event, to be deleted, with no tracer attached any more
- * @out: gets the buffers, stamped with their clock, to be freed by the
- *	caller; NULL if there is none
+ * @out: gets the trace arrays, with where their buffers stand, in one
+ *	allocation for the caller to free; NULL if there is none
  *
- * Return: the number of buffers, or -ENOMEM.
+ * Return: the number of trace arrays, or -ENOMEM.
  */
 static int user_event_recorded(struct user_event *user,
 			       struct user_kept_buffer **out)
 {
+	const size_t nr_marks = nr_cpu_ids * USER_KEPT_BUFFERS;
+	struct user_kept_mark *marks;
 	struct user_kept_buffer *kept;
 	struct trace_array *tr;
 	int n = 0;
@@ -3295,24 +3478,28 @@ static int user_event_recorded(struct user_event *user,
 	lockdep_assert_held(&event_mutex);
 
 	/* The instances cannot change under event_mutex */
-	list_for_each_entry(tr, &ftrace_trace_arrays, list)
-		n++;
-	kept = kcalloc(n, sizeof(*kept), GFP_KERNEL_ACCOUNT);
+	list_for_each_entry(tr, &ftrace_trace_arrays, list) {
+		if (user_event_recorded_in(user, tr))
+			n++;
+	}
+	*out = NULL;
+	if (!n)
+		return 0;
+
+	kept = kzalloc(n * (sizeof(*kept) + nr_marks * sizeof(*marks)),
+		       GFP_KERNEL_ACCOUNT);
 	if (!kept)
 		return -ENOMEM;
+	marks = (struct user_kept_mark *)(kept + n);
 
 	n = 0;
 	list_for_each_entry(tr, &ftrace_trace_arrays, list) {
 		if (!user_event_recorded_in(user, tr))
 			continue;
 		kept[n].tr = tr;
-		kept[n].ts = ring_buffer_time_stamp(tr->array_buffer.buffer);
-		kept[n].clock_id = tr->clock_id;
+		kept[n].marks = marks + n * nr_marks;
+		user_tr_mark(tr, kept[n].marks);
 		n++;
-	}
-	if (!n) {
-		kfree(kept);
-		kept = NULL;
 	}
 	*out = kept;
 	return n;
@@ -3332,77 +3519,166 @@ static void user_event_unkeep(struct user_event *user)
 	lockdep_assert_held(&event_mutex);
 
 	list_del_init(&user->kept_link);
-	user_events_nr_kept--;
+	list_del_init(&user->scan_link);
+	if (user->bare)
+		user_events_nr_bare--;
+	else
+		user_events_nr_kept--;
 }
 
 /*
- * Free the kept events whose records no buffer holds any more.  It takes
- * a look at every kept event, so user_event_keep() calls it only each time
- * their number doubled since the last time.
+ * Drop the format of @user, the oldest kept event with one: its records
+ * print as bytes from now on.
  */
-static void user_events_reclaim(void)
+static void user_kept_strip(struct user_event *user)
 {
-	struct user_event *user, *tmp;
+	struct user_field *fields = user->fields;
+	int i, nr_fields = user->nr_fields;
+
+	lockdep_assert_held(&event_mutex);
+
+	/* user_event_print() runs under trace_event_sem, read */
+	down_write(&trace_event_sem);
+	user->fields = NULL;
+	user->nr_fields = 0;
+	user->bare = true;
+	up_write(&trace_event_sem);
+
+	for (i = 0; i < nr_fields; i++)
+		user_field_free_strings(&fields[i]);
+	kfree(fields);
+	kfree(user->call.print_fmt);
+	user->call.print_fmt = NULL;
+
+	list_move_tail(&user->kept_link, &user_events_kept_bare);
+	user_events_nr_kept--;
+	user_events_nr_bare++;
+}
+
+/*
+ * Give the type number of @user, the oldest kept event without a format,
+ * back: clear the buffers that may still hold its records first, as the
+ * tracing core does when it removes any other dynamic event.
+ */
+static void user_kept_evict(struct user_event *user)
+{
+	struct trace_array *tr;
 	int i;
 
 	lockdep_assert_held(&event_mutex);
 
-	list_for_each_entry_safe(user, tmp, &user_events_kept, kept_link) {
-		for (i = 0; i < user->nr_kept; i++) {
-			if (user_kept_may_hold(&user->kept[i]))
-				break;
-		}
-		if (i == user->nr_kept) {
-			user_event_unkeep(user);
-			user_event_drop(user);
-		}
+	mutex_lock(&trace_types_lock);
+	for (i = 0; i < user->nr_kept; i++) {
+		tr = user_kept_array(&user->kept[i]);
+		if (tr && user_kept_may_hold(&user->kept[i]))
+			tr->clear_trace = true;
 	}
-	user_events_reclaim_at = 2 * user_events_nr_kept + 16;
+	tracing_reset_all_online_cpus_unlocked();
+	mutex_unlock(&trace_types_lock);
+
+	user_event_unkeep(user);
+	user_event_drop(user);
+}
+
+/*
+ * user_kept_reclaim - free kept events whose records are gone
+ * @work: user_kept_work
+ *
+ * Looks at USER_KEPT_RECLAIM_BATCH kept events, those it looked at least
+ * recently, and runs again USER_KEPT_RECLAIM_MS later while there are
+ * kept events: event_mutex is held for a short while each time, however
+ * many there are.
+ */
+static void user_kept_reclaim(struct work_struct *work)
+{
+	struct user_event *user;
+	int i;
+
+	mutex_lock(&event_mutex);
+	for (i = 0; i < USER_KEPT_RECLAIM_BATCH; i++) {
+		user = list_first_entry_or_null(&user_kept_scan,
+						struct user_event, scan_link);
+		if (!user)
+			break;
+		if (user_event_may_be_held(user)) {
+			list_move_tail(&user->scan_link, &user_kept_scan);
+			continue;
+		}
+		user_event_unkeep(user);
+		user_event_drop(user);
+	}
+	if (!list_empty(&user_kept_scan))
+		schedule_delayed_work(&user_kept_work,
+				      msecs_to_jiffies(USER_KEPT_RECLAIM_MS));
+	mutex_unlock(&event_mutex);
 }
 
 /**
  * user_event_keep - keep a deleted event for the records buffers hold
  * @user: the event, removed from tracing
- * @kept: the buffers that may hold its records, now owned by @user
+ * @kept: the trace arrays that may hold its records, now owned by @user
  * @nr_kept: number of @kept, at least one
  *
  * The event keeps its type number and prints its records, until
- * user_events_reclaim() finds that no buffer can hold them.  Registering
+ * user_kept_reclaim() finds that no buffer can hold them.  Registering
  * the same event again (same name and fields) brings a kept one back,
  * with its type number, so that a program that comes and goes keeps no
- * more than one.
+ * more than one.  The oldest kept events make room, see above.
  */
 static void user_event_keep(struct user_event *user,
 			    struct user_kept_buffer *kept, int nr_kept)
 {
+	int max = READ_ONCE(user_events_kept_max);
+	struct user_event *old;
+
 	lockdep_assert_held(&event_mutex);
 
 	kfree(user->kept);
 	user->kept = kept;
 	user->nr_kept = nr_kept;
 	list_add_tail(&user->kept_link, &user_events_kept);
+	list_add_tail(&user->scan_link, &user_kept_scan);
 	user_events_nr_kept++;
 
-	if (user_events_nr_kept >= user_events_reclaim_at)
-		user_events_reclaim();
+	while (user_events_nr_kept > max) {
+		old = list_first_entry(&user_events_kept, struct user_event,
+				       kept_link);
+		user_kept_strip(old);
+	}
+	while (user_events_nr_bare > max * USER_EVENTS_BARE_PER_KEPT) {
+		old = list_first_entry(&user_events_kept_bare,
+				       struct user_event, kept_link);
+		user_kept_evict(old);
+	}
+	if (!list_empty(&user_kept_scan) && !delayed_work_pending(&user_kept_work))
+		schedule_delayed_work(&user_kept_work,
+				      msecs_to_jiffies(USER_KEPT_RECLAIM_MS));
 }
 
-/* A kept event of @def's name and fields, in the system @multi_format says */
+/*
+ * A kept event of @def's name and fields, in the system @multi_format
+ * says, that a buffer may still need; one whose records are gone is freed.
+ */
 static struct user_event *
 user_event_find_kept(const struct user_event_def *def, bool multi_format)
 {
 	size_t len = strlen(def->name);
-	struct user_event *user;
+	struct user_event *user, *tmp;
 
 	lockdep_assert_held(&event_mutex);
 
-	list_for_each_entry(user, &user_events_kept, kept_link) {
+	list_for_each_entry_safe(user, tmp, &user_events_kept, kept_link) {
 		if (user->multi_format != multi_format ||
 		    strncmp(user->name, def->name, len) ||
 		    user->name[len] != (multi_format ? '.' : '\0'))
 			continue;
-		if (user_event_fields_match(user, def))
+		if (!user_event_fields_match(user, def))
+			continue;
+		if (user_event_may_be_held(user))
 			return user;
+		/* Its type number is not worth keeping */
+		user_event_unkeep(user);
+		user_event_drop(user);
 	}
 	return NULL;
 }
@@ -3610,20 +3886,12 @@ static void user_event_discard(struct user_event *user)
 	spin_unlock(&user_event_gc_lock);
 }
 
-/*
- * Are there kernel.user_events_max events, counting the kept ones?  Kept
- * events whose records are gone are freed before saying so.
- */
+/* Are there kernel.user_events_max events?  Kept ones do not count. */
 static bool user_events_full(void)
 {
-	int max = READ_ONCE(user_events_max);
-
 	lockdep_assert_held(&event_mutex);
 
-	if (user_event_count + user_events_nr_kept < max)
-		return false;
-	user_events_reclaim();
-	return user_event_count + user_events_nr_kept >= max;
+	return user_event_count >= READ_ONCE(user_events_max);
 }
 
 /*
@@ -3757,17 +4025,20 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 	}
 
 	if (!user) {
-		/* The same event, deleted, is back: with its type number */
-		user = user_event_find_kept(&def, multi_format);
-		if (user) {
-			ret = user_event_publish(user);
-			if (!ret)
-				user_event_unkeep(user);
-		} else if (user_events_full()) {
+		if (user_events_full()) {
 			user_event_log(cmd, USER_EVENT_ERR_TOO_MANY_EVENTS, at);
 			ret = -EMFILE;
 		} else {
-			ret = user_event_create(&def, multi_format, &user);
+			/* The same event, deleted, is back: its type number too */
+			user = user_event_find_kept(&def, multi_format);
+			if (user) {
+				ret = user_event_publish(user);
+				if (!ret)
+					user_event_unkeep(user);
+			} else {
+				ret = user_event_create(&def, multi_format,
+							&user);
+			}
 		}
 		if (ret) {
 			user_limit_uncharge(&ucounts, UCOUNT_USER_EVENTS);
@@ -4788,6 +5059,8 @@ static const struct file_operations user_data_fops = {
 };
 
 #ifdef CONFIG_SYSCTL
+static int user_events_kept_max_limit = USER_EVENTS_KEPT_MAX_LIMIT;
+
 static struct ctl_table user_event_sysctls[] = {
 	{
 		.procname	= "user_events_max",
@@ -4796,6 +5069,15 @@ static struct ctl_table user_event_sysctls[] = {
 		.mode		= 0644,
 		.proc_handler	= proc_dointvec_minmax,
 		.extra1		= SYSCTL_ZERO,
+	},
+	{
+		.procname	= "user_events_kept_max",
+		.data		= &user_events_kept_max,
+		.maxlen		= sizeof(user_events_kept_max),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= &user_events_kept_max_limit,
 	},
 	{}
 };

@@ -15,8 +15,10 @@
  * clears no buffer; its records, at the top level or in an instance,
  * print with its format.  Made again with the same fields it is the same
  * event type (id), with other fields another one.  Kept events count
- * against kernel.user_events_max: EMFILE while their records are in a
- * buffer, nothing cleared to make room.
+ * against no limit of events; past kernel.user_events_kept_max the oldest
+ * print as bytes, and past 8 times as many more the oldest goes with the
+ * buffers that held it.  Whether records remain is counted per CPU
+ * buffer (two CPUs), across a snapshot swap.
  */
 #define _GNU_SOURCE	/* sched_getcpu(), CPU_SET() */
 #include <sched.h>
@@ -1006,26 +1008,24 @@ TEST_F(ft, indexes_per_fd)
 }
 
 /*
- * Deleted events kept for their records count against
- * kernel.user_events_max, and nothing is cleared to make room: with the
- * limit reached by kept events, a new event gets EMFILE while their
- * records are in a buffer, and is registered once the buffer is cleared.
+ * Deleted events kept for their records count against no limit of
+ * events: with kernel.user_events_max reached by live events, not by
+ * kept ones, a new event is registered; a kept event brought back is
+ * live again, and counts.
  */
 #define KEPT_EVENTS	3
 
-TEST_F_TIMEOUT(ft, kept_events_count_against_max, 600)
+TEST_F_TIMEOUT(ft, kept_events_count_against_no_max, 600)
 {
 	const char *sys_enable = "instances/" INSTANCE "/events/"
 				 USER_EVENTS_SYSTEM "/enable";
 	struct user_reg reg;
-	int i, fd, live;
+	int i, fd, live, id;
 	char name[64];
 	__u32 v;
 
 	ASSERT_LT(0, self->max0);
 	ASSERT_EQ(0, ue_instance_create(INSTANCE));
-	/* Earlier tests' kept events can go once their buffer is cleared */
-	ASSERT_EQ(0, ue_clear_trace(NULL));
 	live = ue_count_events();
 	ASSERT_LE(0, live);
 
@@ -1036,6 +1036,8 @@ TEST_F_TIMEOUT(ft, kept_events_count_against_max, 600)
 		ASSERT_EQ(0, ue_reg(fd, name, &reg));
 		ASSERT_EQ(i, reg.write_index);
 	}
+	id = ue_event_id(PREFIX "k1");
+	ASSERT_LT(0, id);
 
 	/* Each recorded once in the instance, then deleted: kept */
 	ASSERT_EQ(0, ue_write_file(sys_enable, "1\n", O_TRUNC));
@@ -1048,23 +1050,251 @@ TEST_F_TIMEOUT(ft, kept_events_count_against_max, 600)
 		ASSERT_EQ(0, ue_del(name));
 	}
 
-	/* The limit reached by the kept ones: EMFILE, nothing cleared */
-	ASSERT_EQ(0, ue_set_max(live + KEPT_EVENTS));
+	/* Room for one live event: the kept ones take none of it */
+	ASSERT_EQ(0, ue_set_max(live + 1));
 	fd = ue_open_data();
 	ASSERT_NE(-1, fd);
-	EXPECT_EQ(EMFILE, ue_reg(fd, PREFIX "new u32 v", &reg));
-	EXPECT_EQ(EMFILE, ue_dyn("u:" PREFIX "new u32 v"));
+	EXPECT_EQ(0, ue_reg(fd, PREFIX "new u32 v", &reg));
+	EXPECT_EQ(EMFILE, ue_dyn("u:" PREFIX "new2 u32 v"));
 	UE_ASSERT_TRACE(INSTANCE, PREFIX "k0", "v=0\n");
 	UE_ASSERT_TRACE(INSTANCE, PREFIX "k2", "v=2\n");
 
-	/* A kept event comes back without taking more */
-	EXPECT_EQ(0, ue_reg(fd, PREFIX "k1 u32 v", &reg));
+	/* A kept event brought back is live: it needs room too */
+	EXPECT_EQ(EMFILE, ue_reg(fd, PREFIX "k1 u32 v", &reg));
 	close(fd);
-	EXPECT_EQ(0, ue_del(PREFIX "k1"));
+	ASSERT_EQ(0, ue_del(PREFIX "new"));
+	EXPECT_EQ(0, ue_dyn("u:" PREFIX "k1 u32 v"));
+	EXPECT_EQ(id, ue_event_id(PREFIX "k1"));
+	UE_ASSERT_TRACE(INSTANCE, PREFIX "k1", "v=1\n");
+}
 
-	/* Its records gone, the kept events make room */
-	ASSERT_EQ(0, ue_clear_trace(INSTANCE));
-	EXPECT_EQ(0, ue_dyn("u:" PREFIX "new u32 v"));
+#define UE_KEPT_MAX_PATH	"/proc/sys/kernel/user_events_kept_max"
+
+/*
+ * Make event @name ("u32 v"), write @v to it in INSTANCE and delete it:
+ * kept for its record; 0 or errno
+ */
+static int kept_one(const char *name, __u32 v)
+{
+	struct user_reg reg;
+	char cmd[128];
+	int fd, ret;
+
+	snprintf(cmd, sizeof(cmd), "%s u32 v", name);
+	fd = ue_open_data();
+	if (fd == -1)
+		return errno;
+	ret = ue_reg(fd, cmd, &reg);
+	if (!ret)
+		ret = ue_enable(INSTANCE, name, true);
+	if (!ret && ue_emit(fd, reg.write_index, &v, sizeof(v)) != 8)
+		ret = EIO;
+	if (!ret)
+		ret = ue_enable(INSTANCE, name, false);
+	close(fd);
+	if (!ret)
+		ret = ue_del(name);
+
+	return ret;
+}
+
+/*
+ * The bound of kept events, kernel.user_events_kept_max: past it the
+ * oldest prints its records as bytes, past 8 times as many more the
+ * oldest of those goes and the buffers that held it are cleared.
+ * Registration goes on all along.
+ */
+TEST_F_TIMEOUT(ft, kept_events_bound, 600)
+{
+	long kept_max0 = ue_get_sysctl(UE_KEPT_MAX_PATH);
+	char name[64];
+	int i, ret;
+
+	ASSERT_LT(0, kept_max0);
+	ASSERT_EQ(0, ue_instance_create(INSTANCE));
+
+	/* None kept with the bound at 0: what other tests kept goes */
+	ASSERT_EQ(0, ue_set_sysctl(UE_KEPT_MAX_PATH, 0));
+	ASSERT_EQ(0, kept_one(PREFIX "b", 1));
+	UE_ASSERT_TRACE(INSTANCE, PREFIX "b", "");
+
+	ASSERT_EQ(0, ue_set_sysctl(UE_KEPT_MAX_PATH, 2));
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), PREFIX "b%d", i);
+		ret = kept_one(name, 0x2a + i);
+		if (ret)
+			break;
+	}
+	EXPECT_EQ(0, ret);
+	/* The oldest of three, past the bound, without its format */
+	if (!ret) {
+		UE_ASSERT_TRACE(INSTANCE, PREFIX "b0",
+				"(format dropped) 2a 00 00 00\n");
+		UE_ASSERT_TRACE(INSTANCE, PREFIX "b1", "v=43\n");
+		UE_ASSERT_TRACE(INSTANCE, PREFIX "b2", "v=44\n");
+	}
+
+	/* 2 with their format and 16 without: all records still there */
+	for (i = 3; !ret && i < 18; i++) {
+		snprintf(name, sizeof(name), PREFIX "b%d", i);
+		ret = kept_one(name, i);
+	}
+	EXPECT_EQ(0, ret);
+	if (!ret) {
+		UE_ASSERT_TRACE(INSTANCE, PREFIX "b0",
+				"(format dropped) 2a 00 00 00\n");
+		UE_ASSERT_TRACE(INSTANCE, PREFIX "b16", "v=16\n");
+	}
+
+	/* One more: the oldest goes, with the buffer that held it */
+	if (!ret)
+		ret = kept_one(PREFIX "b18", 18);
+	EXPECT_EQ(0, ret);
+	if (!ret) {
+		UE_ASSERT_TRACE(INSTANCE, PREFIX "b0", "");
+		UE_ASSERT_TRACE(INSTANCE, PREFIX "b17", "");
+	}
+	EXPECT_EQ(0, ue_dyn("u:" PREFIX "after u32 v"));
+
+	EXPECT_EQ(0, ue_set_sysctl(UE_KEPT_MAX_PATH, kept_max0));
+}
+
+/*
+ * Read every record of @cpu, or of all CPUs if @cpu is -1, from a
+ * trace_pipe of INSTANCE; 0 or errno
+ */
+static int consume_cpu(int cpu)
+{
+	char rel[128];
+	char *text;
+
+	if (cpu < 0)
+		snprintf(rel, sizeof(rel), "instances/%s/trace_pipe", INSTANCE);
+	else
+		snprintf(rel, sizeof(rel),
+			 "instances/%s/per_cpu/cpu%d/trace_pipe", INSTANCE, cpu);
+	text = ue_read_file_flags(rel, O_RDONLY | O_NONBLOCK);
+	if (!text)
+		return errno;
+	free(text);
+
+	return 0;
+}
+
+/* Record @v of event @name ("u32 v") in INSTANCE from @cpu; 0 or errno */
+static int record_on(int cpu, const char *name, __u32 v)
+{
+	cpu_set_t old, one;
+	struct user_reg reg;
+	char cmd[128];
+	int fd, ret;
+
+	if (sched_getaffinity(0, sizeof(old), &old))
+		return errno;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		return errno;
+
+	snprintf(cmd, sizeof(cmd), "%s u32 v", name);
+	fd = ue_open_data();
+	ret = fd == -1 ? errno : ue_reg(fd, cmd, &reg);
+	if (!ret)
+		ret = ue_enable(INSTANCE, name, true);
+	if (!ret && ue_emit(fd, reg.write_index, &v, sizeof(v)) != 8)
+		ret = EIO;
+	if (!ret)
+		ret = ue_enable(INSTANCE, name, false);
+	if (fd != -1)
+		close(fd);
+	sched_setaffinity(0, sizeof(old), &old);
+
+	return ret;
+}
+
+/*
+ * Event @name was recorded and deleted: is it still kept for its records?
+ * A kept event registered again keeps its type (id), one whose records
+ * are gone is freed and the registration makes a new one.  Deleted again
+ * before returning.  1 if kept, 0 if not, -1 on error.
+ */
+static int still_kept(const char *name, int id)
+{
+	char cmd[128];
+	int now;
+
+	snprintf(cmd, sizeof(cmd), "u:%s u32 v", name);
+	if (ue_dyn(cmd))
+		return -1;
+	now = ue_event_id(name);
+	snprintf(cmd, sizeof(cmd), "!u:%s", name);
+	if (ue_dyn(cmd) || now < 0)
+		return -1;
+
+	return now == id;
+}
+
+/*
+ * The records of a deleted event are counted per CPU: its event stays
+ * while another CPU's buffer is read, and goes once its own CPU's is.
+ */
+TEST_F(ft, kept_per_cpu)
+{
+	int id;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs");
+	ASSERT_EQ(0, ue_instance_create(INSTANCE));
+
+	ASSERT_EQ(0, ue_dyn("u:" PREFIX "c u32 v"));
+	id = ue_event_id(PREFIX "c");
+	ASSERT_LT(0, id);
+	ASSERT_EQ(0, ue_dyn("u:" PREFIX "o u32 v"));
+	ASSERT_EQ(0, record_on(1, PREFIX "c", 7));
+	ASSERT_EQ(0, record_on(0, PREFIX "o", 8));
+	ASSERT_EQ(0, ue_dyn("!u:" PREFIX "c"));
+	UE_ASSERT_TRACE(INSTANCE, PREFIX "c", "v=7\n");
+
+	ASSERT_EQ(0, consume_cpu(0));
+	UE_ASSERT_TRACE(INSTANCE, PREFIX "o", "");
+	ASSERT_EQ(1, still_kept(PREFIX "c", id));
+	UE_ASSERT_TRACE(INSTANCE, PREFIX "c", "v=7\n");
+
+	ASSERT_EQ(0, consume_cpu(1));
+	ASSERT_EQ(0, still_kept(PREFIX "c", id));
+}
+
+/*
+ * A snapshot takes the records of a deleted event along: the event stays
+ * while the snapshot holds them, and goes once the snapshot is cleared.
+ */
+TEST_F(ft, kept_in_snapshot)
+{
+	const char *snapshot = "instances/" INSTANCE "/snapshot";
+	char *text;
+	int id;
+
+	if (access(ue_path("snapshot"), F_OK))
+		SKIP(return, "no CONFIG_TRACER_SNAPSHOT");
+	ASSERT_EQ(0, ue_instance_create(INSTANCE));
+
+	ASSERT_EQ(0, ue_dyn("u:" PREFIX "s u32 v"));
+	id = ue_event_id(PREFIX "s");
+	ASSERT_LT(0, id);
+	ASSERT_EQ(0, record_on(0, PREFIX "s", 5));
+	ASSERT_EQ(0, ue_dyn("!u:" PREFIX "s"));
+
+	/* Swapped into the snapshot; the live buffer read empty */
+	ASSERT_EQ(0, ue_write_file(snapshot, "1\n", O_TRUNC));
+	ASSERT_EQ(0, consume_cpu(-1));
+	ASSERT_EQ(1, still_kept(PREFIX "s", id));
+	text = ue_read_file(snapshot);
+	ASSERT_TRUE(!!text);
+	EXPECT_TRUE(strstr(text, ": " PREFIX "s: v=5\n"));
+	free(text);
+
+	ASSERT_EQ(0, ue_write_file(snapshot, "2\n", O_TRUNC));
+	ASSERT_EQ(0, still_kept(PREFIX "s", id));
 }
 
 /*
