@@ -99,16 +99,15 @@
 #define USER_EVENTS_USER_MAX_DEFAULT	(USER_EVENTS_MAX_STATUS / 2)
 #define USER_EVENT_BITS_USER_MAX_DEFAULT	SZ_1M
 /*
- * Deleted events kept with their format, the kernel.user_events_kept_max
- * sysctl (default and maximum), and how many times as many more are kept
- * without it.  Each holds a type number, of which there are 65535 for
- * every event of the kernel: live user events (kernel.user_events_max)
- * and kept ones leave thousands to the rest.
+ * Deleted events kept with their format for their records: the
+ * kernel.user_events_kept_max sysctl, default and maximum
  */
 #define USER_EVENTS_KEPT_MAX_DEFAULT	1024
 #define USER_EVENTS_KEPT_MAX_LIMIT	2048
-#define USER_EVENTS_BARE_PER_KEPT	8
-/* How often, and at how many kept events at a time, reclaim looks */
+/*
+ * How often, and at how many kept events at a time, reclaim looks; 16
+ * times as often while there are more than 16 batches
+ */
 #define USER_KEPT_RECLAIM_MS	1000
 #define USER_KEPT_RECLAIM_BATCH	32
 /* Buffers of a trace array whose CPU buffers a snapshot swaps */
@@ -3089,6 +3088,14 @@ static struct trace_event_fields user_event_fields_array[] = {
  * Creating and deleting events, and the references that keep them.
  */
 
+/* Free what user_event_recorded() gave */
+static void user_kept_free(struct user_kept_buffer *kept)
+{
+	if (kept)
+		kvfree(kept[0].marks);
+	kfree(kept);
+}
+
 static void user_event_free(struct user_event *user)
 {
 	int i;
@@ -3098,7 +3105,7 @@ static void user_event_free(struct user_event *user)
 	kfree(user->fields);
 	kfree(user->call.print_fmt);
 	kfree(user->name);
-	kfree(user->kept);
+	user_kept_free(user->kept);
 	kfree(user);
 }
 
@@ -3292,11 +3299,9 @@ static bool user_event_busy(struct user_event *user)
  *
  * Kept events count against no limit of events: past
  * kernel.user_events_kept_max, the oldest one drops its format and prints
- * its records as bytes, keeping its type number; past
- * USER_EVENTS_BARE_PER_KEPT times as many more, the oldest one's buffers
- * are cleared, as the core does for every other dynamic event, and its
- * type number is given back.  A delayed work frees those whose records
- * are gone, a few at a time.
+ * its records as bytes, keeping its type number while they may remain.
+ * Nothing is ever cleared to make room.  A delayed work frees the kept
+ * events whose records are gone, a few at a time.
  */
 
 /* The trace array @kept recorded to, if it still exists; else NULL */
@@ -3375,8 +3380,12 @@ static bool user_buffer_may_hold(struct trace_buffer *buf, int cpu,
 		return false;
 	there = ring_buffer_entries_cpu(buf, cpu);
 	consumed = user_buffer_consumed(buf, cpu);
-	/* All of them read or overwritten, or the buffer reset since */
-	return consumed < mark->hi && consumed + there >= mark->lo;
+	/*
+	 * Not all of them read or overwritten, and no reset since: compared
+	 * the way jiffies are, as the counters of a 32-bit kernel wrap
+	 */
+	return (long)(consumed - mark->hi) < 0 &&
+	       (long)(consumed + there - mark->lo) >= 0;
 }
 
 /* Mark where each CPU buffer of @tr stood, in @marks */
@@ -3393,33 +3402,38 @@ static void user_tr_mark(struct trace_array *tr, struct user_kept_mark *marks)
 	user_tr_unlock_swaps(tr);
 }
 
+/* May @cpu's buffers of @tr hold what @mark, theirs, counted? */
+static bool user_cpu_may_hold(struct trace_array *tr, int cpu,
+			      const struct user_kept_mark *mark)
+{
+	bool held = false;
+	int i, j;
+
+	/* Either buffer of the CPU may have either's records by now */
+	user_tr_lock_swaps(tr);
+	for (i = 0; i < USER_KEPT_BUFFERS && !held; i++) {
+		for (j = 0; j < USER_KEPT_BUFFERS && !held; j++)
+			held = user_buffer_may_hold(user_tr_buffer(tr, j), cpu,
+						    &mark[i]);
+	}
+	user_tr_unlock_swaps(tr);
+	return held;
+}
+
 /* May the buffers of @kept still hold records of its deleted event? */
 static bool user_kept_may_hold(const struct user_kept_buffer *kept)
 {
 	struct trace_array *tr = user_kept_array(kept);
-	const struct user_kept_mark *mark;
-	bool held = false;
-	int cpu, i, j;
+	int cpu;
 
 	if (!tr)
 		return false;
-
-	user_tr_lock_swaps(tr);
 	for_each_possible_cpu(cpu) {
-		mark = &kept->marks[cpu * USER_KEPT_BUFFERS];
-		/* Either buffer of the CPU may have either's records by now */
-		for (i = 0; i < USER_KEPT_BUFFERS * USER_KEPT_BUFFERS; i++) {
-			j = i % USER_KEPT_BUFFERS;
-			if (user_buffer_may_hold(user_tr_buffer(tr, j), cpu,
-						 &mark[i / USER_KEPT_BUFFERS])) {
-				held = true;
-				goto out;
-			}
-		}
+		if (user_cpu_may_hold(tr, cpu,
+				      &kept->marks[cpu * USER_KEPT_BUFFERS]))
+			return true;
 	}
-out:
-	user_tr_unlock_swaps(tr);
-	return held;
+	return false;
 }
 
 /* May a buffer still hold records of @user, deleted? */
@@ -3461,8 +3475,8 @@ static bool user_event_recorded_in(struct user_event *user,
 /**
  * user_event_recorded - the trace arrays that hold records of an event
  * @user: the event, to be deleted, with no tracer attached any more
- * @out: gets the trace arrays, with where their buffers stand, in one
- *	allocation for the caller to free; NULL if there is none
+ * @out: gets the trace arrays, with where their buffers stand, for the
+ *	caller to free with user_kept_free(); NULL if there is none
  *
  * Return: the number of trace arrays, or -ENOMEM.
  */
@@ -3473,33 +3487,37 @@ static int user_event_recorded(struct user_event *user,
 	struct user_kept_mark *marks;
 	struct user_kept_buffer *kept;
 	struct trace_array *tr;
-	int n = 0;
+	int i, n = 0;
 
 	lockdep_assert_held(&event_mutex);
 
-	/* The instances cannot change under event_mutex */
-	list_for_each_entry(tr, &ftrace_trace_arrays, list) {
-		if (user_event_recorded_in(user, tr))
-			n++;
-	}
 	*out = NULL;
-	if (!n)
-		return 0;
-
-	kept = kzalloc(n * (sizeof(*kept) + nr_marks * sizeof(*marks)),
-		       GFP_KERNEL_ACCOUNT);
+	/* The instances cannot change under event_mutex */
+	list_for_each_entry(tr, &ftrace_trace_arrays, list)
+		n++;
+	kept = kcalloc(n, sizeof(*kept), GFP_KERNEL_ACCOUNT);
 	if (!kept)
 		return -ENOMEM;
-	marks = (struct user_kept_mark *)(kept + n);
 
+	/* Decided once: the buffers' counters move meanwhile */
 	n = 0;
 	list_for_each_entry(tr, &ftrace_trace_arrays, list) {
-		if (!user_event_recorded_in(user, tr))
-			continue;
-		kept[n].tr = tr;
-		kept[n].marks = marks + n * nr_marks;
-		user_tr_mark(tr, kept[n].marks);
-		n++;
+		if (user_event_recorded_in(user, tr))
+			kept[n++].tr = tr;
+	}
+	if (!n) {
+		kfree(kept);
+		return 0;
+	}
+
+	marks = kvcalloc(n * nr_marks, sizeof(*marks), GFP_KERNEL_ACCOUNT);
+	if (!marks) {
+		kfree(kept);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		kept[i].marks = marks + i * nr_marks;
+		user_tr_mark(kept[i].tr, kept[i].marks);
 	}
 	*out = kept;
 	return n;
@@ -3555,29 +3573,20 @@ static void user_kept_strip(struct user_event *user)
 	user_events_nr_bare++;
 }
 
-/*
- * Give the type number of @user, the oldest kept event without a format,
- * back: clear the buffers that may still hold its records first, as the
- * tracing core does when it removes any other dynamic event.
- */
-static void user_kept_evict(struct user_event *user)
+/* Have user_kept_reclaim() look at the kept events, if there are any */
+static void user_kept_schedule(void)
 {
-	struct trace_array *tr;
-	int i;
+	int nr_kept = user_events_nr_kept + user_events_nr_bare;
+	unsigned long ms = USER_KEPT_RECLAIM_MS;
 
 	lockdep_assert_held(&event_mutex);
 
-	mutex_lock(&trace_types_lock);
-	for (i = 0; i < user->nr_kept; i++) {
-		tr = user_kept_array(&user->kept[i]);
-		if (tr && user_kept_may_hold(&user->kept[i]))
-			tr->clear_trace = true;
-	}
-	tracing_reset_all_online_cpus_unlocked();
-	mutex_unlock(&trace_types_lock);
-
-	user_event_unkeep(user);
-	user_event_drop(user);
+	if (!nr_kept)
+		return;
+	if (nr_kept > 16 * USER_KEPT_RECLAIM_BATCH)
+		ms /= 16;
+	if (!delayed_work_pending(&user_kept_work))
+		schedule_delayed_work(&user_kept_work, msecs_to_jiffies(ms));
 }
 
 /*
@@ -3585,21 +3594,21 @@ static void user_kept_evict(struct user_event *user)
  * @work: user_kept_work
  *
  * Looks at USER_KEPT_RECLAIM_BATCH kept events, those it looked at least
- * recently, and runs again USER_KEPT_RECLAIM_MS later while there are
- * kept events: event_mutex is held for a short while each time, however
- * many there are.
+ * recently, and runs again USER_KEPT_RECLAIM_MS later (sooner while there
+ * are many) while there are kept events: event_mutex is held for a short
+ * while each time, however many there are.
  */
 static void user_kept_reclaim(struct work_struct *work)
 {
+	int i, n, nr_kept;
 	struct user_event *user;
-	int i;
 
 	mutex_lock(&event_mutex);
-	for (i = 0; i < USER_KEPT_RECLAIM_BATCH; i++) {
-		user = list_first_entry_or_null(&user_kept_scan,
-						struct user_event, scan_link);
-		if (!user)
-			break;
+	nr_kept = user_events_nr_kept + user_events_nr_bare;
+	n = min(nr_kept, USER_KEPT_RECLAIM_BATCH);
+	for (i = 0; i < n; i++) {
+		user = list_first_entry(&user_kept_scan, struct user_event,
+					scan_link);
 		if (user_event_may_be_held(user)) {
 			list_move_tail(&user->scan_link, &user_kept_scan);
 			continue;
@@ -3607,9 +3616,7 @@ static void user_kept_reclaim(struct work_struct *work)
 		user_event_unkeep(user);
 		user_event_drop(user);
 	}
-	if (!list_empty(&user_kept_scan))
-		schedule_delayed_work(&user_kept_work,
-				      msecs_to_jiffies(USER_KEPT_RECLAIM_MS));
+	user_kept_schedule();
 	mutex_unlock(&event_mutex);
 }
 
@@ -3633,7 +3640,7 @@ static void user_event_keep(struct user_event *user,
 
 	lockdep_assert_held(&event_mutex);
 
-	kfree(user->kept);
+	user_kept_free(user->kept);
 	user->kept = kept;
 	user->nr_kept = nr_kept;
 	list_add_tail(&user->kept_link, &user_events_kept);
@@ -3643,16 +3650,14 @@ static void user_event_keep(struct user_event *user,
 	while (user_events_nr_kept > max) {
 		old = list_first_entry(&user_events_kept, struct user_event,
 				       kept_link);
-		user_kept_strip(old);
+		if (user_event_may_be_held(old)) {
+			user_kept_strip(old);
+			continue;
+		}
+		user_event_unkeep(old);
+		user_event_drop(old);
 	}
-	while (user_events_nr_bare > max * USER_EVENTS_BARE_PER_KEPT) {
-		old = list_first_entry(&user_events_kept_bare,
-				       struct user_event, kept_link);
-		user_kept_evict(old);
-	}
-	if (!list_empty(&user_kept_scan) && !delayed_work_pending(&user_kept_work))
-		schedule_delayed_work(&user_kept_work,
-				      msecs_to_jiffies(USER_KEPT_RECLAIM_MS));
+	user_kept_schedule();
 }
 
 /*
@@ -3697,7 +3702,7 @@ struct user_event_deletion {
  * user_event_prepare_delete - check that an event can be deleted
  * @user: the event
  * @del: gets what deleting it needs; user_event_delete() uses it, or
- *	kfree(@del->kept) drops it
+ *	user_kept_free(@del->kept) drops it
  *
  * Return: 0, or -EBUSY if a file, an enabler, a tracer or a trigger of
  * another event still holds it, or -ENOMEM.
@@ -3747,7 +3752,7 @@ static int user_event_delete(struct user_event *user,
 
 	ret = trace_remove_event_call(&user->call);
 	if (ret) {
-		kfree(del->kept);
+		user_kept_free(del->kept);
 		return ret;
 	}
 
@@ -4770,7 +4775,7 @@ static long user_events_ioctl_del(unsigned long uarg)
 		ret = user_event_prepare_delete(v[i].user, &v[i].del);
 		if (ret) {
 			while (i--)
-				kfree(v[i].del.kept);
+				user_kept_free(v[i].del.kept);
 			goto out;
 		}
 	}
@@ -4778,7 +4783,7 @@ static long user_events_ioctl_del(unsigned long uarg)
 		if (!ret)
 			ret = user_event_delete(v[i].user, &v[i].del);
 		else
-			kfree(v[i].del.kept);
+			user_kept_free(v[i].del.kept);
 	}
 out:
 	mutex_unlock(&event_mutex);

@@ -22,7 +22,10 @@
  *   its copies back;
  * - the limits of a user namespace hold for its users, whose events also
  *   count against the limits of the namespace's owner outside;
- * - CAP_PERFMON is exempt, also for an unprivileged uid that keeps it.
+ * - CAP_PERFMON is exempt, also for an unprivileged uid that keeps it;
+ * - the events kept for their records after a delete count against no
+ *   limit: a user that creates, records and deletes events can always
+ *   create another.
  *
  * The limits and the owner and mode of the files are restored at the end.
  */
@@ -53,6 +56,7 @@ FIXTURE(ul) {
 	struct ue_saved_attrs attrs;
 	long events0;
 	long bits0;
+	long max0;
 };
 
 FIXTURE_SETUP(ul)
@@ -64,12 +68,14 @@ FIXTURE_SETUP(ul)
 
 	self->events0 = -1;
 	self->bits0 = -1;
+	self->max0 = -1;
 	UE_SKIP_IF_UNAVAILABLE();
 
 	ue_cleanup_events(PREFIX);
 	ue_instance_remove(INSTANCE);
 	self->events0 = ue_get_sysctl(UE_USER_EVENTS_PATH);
 	self->bits0 = ue_get_sysctl(UE_USER_BITS_PATH);
+	self->max0 = ue_get_max();
 	ASSERT_LE(0, self->events0);
 	ASSERT_LE(0, self->bits0);
 	ASSERT_EQ(0, ue_grant_dirs(&self->attrs, UE_TEST_GID));
@@ -85,6 +91,8 @@ FIXTURE_TEARDOWN(ul)
 		ue_set_sysctl(UE_USER_EVENTS_PATH, self->events0);
 	if (self->bits0 >= 0)
 		ue_set_sysctl(UE_USER_BITS_PATH, self->bits0);
+	if (self->max0 > 0)
+		ue_set_max(self->max0);
 	ue_restore_attrs(&self->attrs);
 	ue_instance_remove(INSTANCE);
 	ue_cleanup_events(PREFIX);
@@ -311,6 +319,92 @@ TEST_F_TIMEOUT(ul, events_per_user, LONG_TIMEOUT)
 	ASSERT_EQ(0, ue_del(ul_name(0)));
 	ASSERT_EQ(0, ul_fill(USER1, 5, 1));
 	ue_msg("room again after root deleted one\n");
+}
+
+/* The events kept_child() creates, records and deletes */
+#define KEPT_LOOPS	5
+#define KEPT_FIRST	20
+
+/*
+ * As USER1, with max_user_events 1 and room for one more event in all:
+ * KEPT_LOOPS times, create an event, write it while the parent has it
+ * enabled, and delete it; then create one more.  Kept for their records,
+ * the deleted events count against neither limit.
+ */
+static int kept_child(struct ue_child *c, void *arg)
+{
+	int fd, fdw, i;
+	__u32 v;
+
+	fd = ul_become_open(USER1, false);
+	if (fd == -1)
+		return 1;
+	for (i = 0; i < KEPT_LOOPS; i++) {
+		fdw = ue_open_data();
+		if (fdw == -1)
+			return ue_child_fail(2, "open user_events_data");
+		errno = ul_reg(fdw, KEPT_FIRST + i);
+		if (errno)
+			return ue_child_fail(3, "register after kept events");
+		if (!ue_child_say(c, 'r') || ue_child_hear(c) != 'g')
+			return ue_child_fail(4, "pipe");
+		v = 100 + i;
+		/* Write index 0, the only one of this fd */
+		if (ue_emit(fdw, 0, &v, sizeof(v)) != 8)
+			return ue_child_fail(5, "write while enabled");
+		close(fdw);
+		if (!ue_child_say(c, 'w') || ue_child_hear(c) != 'g')
+			return ue_child_fail(4, "pipe");
+		errno = ue_ioctl(fd, DIAG_IOCSDEL,
+				 (void *)ul_name(KEPT_FIRST + i));
+		if (errno)
+			return ue_child_fail(6, "delete its recorded event");
+	}
+	errno = ul_reg(fd, KEPT_FIRST + KEPT_LOOPS);
+	if (errno)
+		return ue_child_fail(7, "register after the kept events");
+	close(fd);
+	return 0;
+}
+
+/*
+ * Records of deleted events never block registration: an unprivileged
+ * user creates, records and deletes events with its own limit at 1 and
+ * room for one more event in kernel.user_events_max, then creates
+ * another; the records stay printed.
+ */
+TEST_F_TIMEOUT(ul, kept_records_take_no_room, LONG_TIMEOUT)
+{
+	struct ue_child c;
+	char want[16];
+	int i, live;
+
+	ASSERT_LT(0, self->max0);
+	ASSERT_EQ(0, ue_set_sysctl(UE_USER_EVENTS_PATH, 1));
+	ASSERT_EQ(0, ue_instance_create(INSTANCE));
+	live = ue_count_events();
+	ASSERT_LE(0, live);
+	ASSERT_EQ(0, ue_set_max(live + 1));
+
+	ASSERT_EQ(0, ue_child_start(&c, kept_child, NULL));
+	for (i = 0; i < KEPT_LOOPS; i++) {
+		ASSERT_EQ('r', ue_parent_hear(&c));
+		ASSERT_EQ(0, ue_enable(INSTANCE, ul_name(KEPT_FIRST + i), true));
+		ASSERT_TRUE(ue_parent_say(&c, 'g'));
+		ASSERT_EQ('w', ue_parent_hear(&c));
+		ASSERT_EQ(0, ue_enable(INSTANCE, ul_name(KEPT_FIRST + i), false));
+		ASSERT_TRUE(ue_parent_say(&c, 'g'));
+	}
+	ASSERT_EQ(0, ue_child_finish(&c));
+
+	for (i = 0; i < KEPT_LOOPS; i++) {
+		ASSERT_FALSE(ue_event_exists(ul_name(KEPT_FIRST + i)));
+		snprintf(want, sizeof(want), "v=%d\n", 100 + i);
+		UE_ASSERT_TRACE(INSTANCE, ul_name(KEPT_FIRST + i), want);
+	}
+	ASSERT_TRUE(ue_event_exists(ul_name(KEPT_FIRST + KEPT_LOOPS)));
+	ue_msg("uid %d: %d events created, recorded, deleted, then one more\n",
+	       USER1, KEPT_LOOPS);
 }
 
 /*
