@@ -1077,31 +1077,42 @@ TEST_F_TIMEOUT(ft, kept_events_count_against_no_max, 600)
 }
 
 /*
- * Make event @name ("u32 v"), write @v to it in INSTANCE and delete it:
- * kept for its record; 0 or errno
+ * Enable event @name (@fields) in @instance, write @len bytes of @data
+ * through a new fd, disable it again; 0 or errno (EIO: the write failed)
  */
-static int kept_one(const char *name, __u32 v)
+static int kept_record(const char *instance, const char *name,
+		       const char *fields, const void *data, size_t len)
 {
 	struct user_reg reg;
-	char cmd[128];
+	char cmd[256];
 	int fd, ret;
 
-	snprintf(cmd, sizeof(cmd), "%s u32 v", name);
+	snprintf(cmd, sizeof(cmd), "%s %s", name, fields);
 	fd = ue_open_data();
 	if (fd == -1)
 		return errno;
 	ret = ue_reg(fd, cmd, &reg);
 	if (!ret)
-		ret = ue_enable(INSTANCE, name, true);
-	if (!ret && ue_emit(fd, reg.write_index, &v, sizeof(v)) != 8)
+		ret = ue_enable(instance, name, true);
+	if (!ret && ue_emit(fd, reg.write_index, data, len) !=
+	    (ssize_t)(4 + len))
 		ret = EIO;
 	if (!ret)
-		ret = ue_enable(INSTANCE, name, false);
+		ret = ue_enable(instance, name, false);
 	close(fd);
-	if (!ret)
-		ret = ue_del(name);
 
 	return ret;
+}
+
+/*
+ * Make event @name ("u32 v"), write @v to it in INSTANCE and delete it:
+ * kept for its record; 0 or errno
+ */
+static int kept_one(const char *name, __u32 v)
+{
+	int ret = kept_record(INSTANCE, name, "u32 v", &v, sizeof(v));
+
+	return ret ?: ue_del(name);
 }
 
 /*
@@ -1177,9 +1188,7 @@ static int consume_cpu(int cpu)
 static int record_on(int cpu, const char *name, __u32 v)
 {
 	cpu_set_t old, one;
-	struct user_reg reg;
-	char cmd[128];
-	int fd, ret;
+	int ret;
 
 	if (sched_getaffinity(0, sizeof(old), &old))
 		return errno;
@@ -1187,18 +1196,7 @@ static int record_on(int cpu, const char *name, __u32 v)
 	CPU_SET(cpu, &one);
 	if (sched_setaffinity(0, sizeof(one), &one))
 		return errno;
-
-	snprintf(cmd, sizeof(cmd), "%s u32 v", name);
-	fd = ue_open_data();
-	ret = fd == -1 ? errno : ue_reg(fd, cmd, &reg);
-	if (!ret)
-		ret = ue_enable(INSTANCE, name, true);
-	if (!ret && ue_emit(fd, reg.write_index, &v, sizeof(v)) != 8)
-		ret = EIO;
-	if (!ret)
-		ret = ue_enable(INSTANCE, name, false);
-	if (fd != -1)
-		close(fd);
+	ret = kept_record(INSTANCE, name, "u32 v", &v, sizeof(v));
 	sched_setaffinity(0, sizeof(old), &old);
 
 	return ret;
@@ -1376,34 +1374,6 @@ static int kept_make(bool dyn, const char *name, const char *fields)
 	if (fd == -1)
 		return errno;
 	ret = ue_reg(fd, cmd, &reg);
-	close(fd);
-
-	return ret;
-}
-
-/*
- * Enable event @name (@fields) in @instance, write @len bytes of @data
- * through a new fd, disable it again; 0 or errno (EIO: the write failed)
- */
-static int kept_record(const char *instance, const char *name,
-		       const char *fields, const void *data, size_t len)
-{
-	struct user_reg reg;
-	char cmd[256];
-	int fd, ret;
-
-	snprintf(cmd, sizeof(cmd), "%s %s", name, fields);
-	fd = ue_open_data();
-	if (fd == -1)
-		return errno;
-	ret = ue_reg(fd, cmd, &reg);
-	if (!ret)
-		ret = ue_enable(instance, name, true);
-	if (!ret && ue_emit(fd, reg.write_index, data, len) !=
-	    (ssize_t)(4 + len))
-		ret = EIO;
-	if (!ret)
-		ret = ue_enable(instance, name, false);
 	close(fd);
 
 	return ret;
