@@ -96,6 +96,29 @@ static int prog_load(int map_fd, char *log, size_t log_size)
 	return sys_bpf(BPF_PROG_LOAD, &attr);
 }
 
+/*
+ * Loads a program that reads the @size bytes (4 or 8) at @off of its
+ * context directly: attaching it to an event is refused (EACCES) unless
+ * the event's fields reach past off + size.
+ */
+static int prog_load_ctx_read(int off, int size)
+{
+	struct bpf_insn insns[] = {
+		INSN(BPF_LDX | BPF_MEM | (size == 8 ? BPF_DW : BPF_W), 0, 1,
+		     off, 0),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0),
+		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+	};
+	union bpf_attr attr = {
+		.prog_type = BPF_PROG_TYPE_TRACEPOINT,
+		.insns = (uintptr_t)insns,
+		.insn_cnt = ARRAY_SIZE(insns),
+		.license = (uintptr_t)"GPL",
+	};
+
+	return sys_bpf(BPF_PROG_LOAD, &attr);
+}
+
 /* Opens the event's perf event with the program attached and enabled */
 static int perf_attach_bpf(int id, int prog_fd)
 {
@@ -234,6 +257,60 @@ TEST_F(bpf, invalid_payload_does_not_run_program)
 	ASSERT_EQ(0, runs);
 
 	close(perf_fd);
+}
+
+/*
+ * A program may read its context up to the end of the event's last field.
+ * The first 8 bytes, the common fields, are not the program's to read: an
+ * event without fields gives it nothing to read at all.
+ */
+TEST_F(bpf, context_reads_stop_at_the_last_field)
+{
+	static const struct {
+		const char *name, *fields;
+		int off, size;
+		bool allowed;
+	} cases[] = {
+		{ "__bpf_test_ctx_none", "", 8, 4, false },
+		{ "__bpf_test_ctx_none", "", 8, 8, false },
+		{ "__bpf_test_ctx_u32", "u32 a", 8, 4, true },
+		{ "__bpf_test_ctx_u32", "u32 a", 8, 8, false },
+		{ "__bpf_test_ctx_u32", "u32 a", 12, 4, false },
+		/* Fields are packed: b is at 12, the record ends at 20 */
+		{ "__bpf_test_ctx_two", "u32 a; u64 b", 16, 4, true },
+		{ "__bpf_test_ctx_two", "u32 a; u64 b", 16, 8, false },
+		{ "__bpf_test_ctx_two", "u32 a; u64 b", 20, 4, false },
+	};
+	struct user_reg reg;
+	char cmd[128];
+	int i, prog_fd, perf_fd;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		snprintf(cmd, sizeof(cmd), "%s %s", cases[i].name,
+			 cases[i].fields);
+		ASSERT_EQ(0, ue_reg(self->data_fd, cmd, &reg));
+		prog_fd = prog_load_ctx_read(cases[i].off, cases[i].size);
+		ASSERT_NE(-1, prog_fd);
+		perf_fd = ue_perf_open(ue_event_id(cases[i].name), 0, -1);
+		ASSERT_NE(-1, perf_fd);
+		if (cases[i].allowed) {
+			EXPECT_EQ(0, ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF,
+					   prog_fd)) {
+				TH_LOG("%s: %d bytes at %d: %s", cmd,
+				       cases[i].size, cases[i].off,
+				       strerror(errno));
+			}
+		} else {
+			EXPECT_EQ(-1, ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF,
+					    prog_fd)) {
+				TH_LOG("%s: %d bytes at %d were allowed", cmd,
+				       cases[i].size, cases[i].off);
+			}
+			EXPECT_EQ(EACCES, errno);
+		}
+		close(perf_fd);
+		close(prog_fd);
+	}
 }
 
 TEST_HARNESS_MAIN

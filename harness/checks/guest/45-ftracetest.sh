@@ -1,0 +1,34 @@
+#!/bin/bash
+# The ftrace selftest cases of the series (the tracing core fixes at its
+# front), each run on its own by the kernel's ftracetest from the tree
+# the kernel was built from.  A case that is unsupported or unresolved
+# counts as failed: every one of them applies to the test kernels.
+# UE_FTRACE_TREE is that tree (default $UE_CACHE/linux).
+tree=${UE_FTRACE_TREE:-$UE_CACHE/linux}
+ftracetest=$tree/tools/testing/selftests/ftrace/ftracetest
+mapfile -t cases < <(cd "$UE_REPO" &&
+	find tools/testing/selftests/ftrace -name '*.tc' | sort)
+if ((${#cases[@]} == 0)); then
+	echo "1..0 # SKIP no ftrace selftest case in the series"
+	exit 0
+fi
+echo "1..${#cases[@]}"
+n=0
+for c in "${cases[@]}"; do
+	n=$((n + 1))
+	desc="ftracetest: ${c#tools/testing/selftests/ftrace/test.d/}"
+	log=/tmp/ftracetest-logs/$n
+	out=$("$ftracetest" --fail-unsupported --fail-unresolved -l "$log" \
+		"$tree/$c" 2>&1)
+	if [[ $? == 0 ]]; then
+		echo "ok $n $desc"
+	else
+		echo "not ok $n $desc"
+		# The summary, and the end of the case's log (its commands
+		# traced by set -x; the reset at its start lists every event)
+		{
+			printf '%s\n' "$out" | grep -v '^$'
+			tail -n 25 "$log"/test.d-*.log 2>/dev/null | cut -c1-200
+		} | sed 's/^/# /'
+	fi
+done
