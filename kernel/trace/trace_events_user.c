@@ -2602,37 +2602,6 @@ user_event_fill(struct user_event *user, void *rec,
 	return true;
 }
 
-/*
- * Record through the generic event path, for an event file with a pid
- * filter, soft disable, a filter or triggers, or with stack traces,
- * tp_printk or event exports on.
- */
-static void user_event_ftrace_checked(struct trace_event_file *file,
-				      struct user_event *user,
-				      const struct user_event_payload *payload,
-				      struct user_event_write *result)
-{
-	struct trace_event_buffer fbuffer;
-	void *rec;
-
-	if (trace_trigger_soft_disabled(file))
-		return;
-
-	rec = trace_event_buffer_reserve(&fbuffer, file,
-					 sizeof(struct trace_entry) +
-					 payload->size);
-	if (unlikely(!rec))
-		return;
-
-	if (unlikely(!user_event_fill(user, rec, payload, result))) {
-		__trace_event_discard_commit(fbuffer.buffer, fbuffer.event);
-		return;
-	}
-
-	trace_event_buffer_commit(&fbuffer);
-	result->recorded = true;
-}
-
 /**
  * user_event_ftrace - tracepoint probe of ftrace
  * @data: the trace_event_file of the event in one trace array
@@ -2641,8 +2610,8 @@ static void user_event_ftrace_checked(struct trace_event_file *file,
  * @result: what became of the record
  *
  * While nothing on the event file or its trace array needs the per-event
- * checks of the generic event path (trace_event_file_plain()), the record
- * is reserved on and committed to the ring buffer directly, the way
+ * checks of the generic event path, trace_event_buffer_reserve_fast()
+ * reserves the record on the ring buffer directly, the way
  * trace_marker_raw records: the same record, for less.
  */
 static __always_inline void
@@ -2651,35 +2620,21 @@ user_event_ftrace(void *data, struct user_event *user,
 		  struct user_event_write *result)
 {
 	struct trace_event_file *file = data;
-	struct ring_buffer_event *event;
-	struct trace_buffer *buffer;
-	struct trace_entry *rec;
-	unsigned int trace_ctx;
+	struct trace_event_buffer fbuffer;
+	void *rec;
 
-	if (unlikely(!trace_event_file_plain(file))) {
-		user_event_ftrace_checked(file, user, payload, result);
+	rec = trace_event_buffer_reserve_fast(&fbuffer, file,
+					      sizeof(struct trace_entry) +
+					      payload->size);
+	if (unlikely(!rec))
 		return;
-	}
-
-	/*
-	 * As trace_event_buffer_reserve(): the context of the write, before
-	 * the reserve disables preemption, less the probe's own section
-	 */
-	trace_ctx = tracing_gen_ctx_dec();
-	buffer = file->tr->array_buffer.buffer;
-	event = ring_buffer_lock_reserve(buffer, sizeof(struct trace_entry) +
-					 payload->size);
-	if (unlikely(!event))
-		return;
-	rec = ring_buffer_event_data(event);
-	tracing_generic_entry_update(rec, user->call.event.type, trace_ctx);
 
 	if (unlikely(!user_event_fill(user, rec, payload, result))) {
-		__trace_event_discard_commit(buffer, event);
+		__trace_event_discard_commit(fbuffer.buffer, fbuffer.event);
 		return;
 	}
 
-	trace_buffer_unlock_commit_plain(buffer, event);
+	trace_event_buffer_commit_fast(&fbuffer);
 	result->recorded = true;
 }
 
