@@ -110,12 +110,6 @@
  */
 #define USER_KEPT_RECLAIM_MS	1000
 #define USER_KEPT_RECLAIM_BATCH	32
-/* Buffers of a trace array whose CPU buffers a snapshot swaps */
-#ifdef CONFIG_TRACER_MAX_TRACE
-#define USER_KEPT_BUFFERS	2
-#else
-#define USER_KEPT_BUFFERS	1
-#endif
 #define USER_EVENT_NAME_MAX	64
 /* Longest command, including its terminating NUL */
 #define USER_EVENT_CMD_MAX	4096
@@ -204,33 +198,6 @@ struct user_field {
 };
 
 /**
- * struct user_kept_mark - how far a CPU buffer had got, counted in events
- * @lo: at most the events it had ever taken (read, overwritten or there)
- * @hi: at least as many: records written before are gone once @hi events
- *	were read or overwritten
- *
- * The counters of a ring buffer cannot be read at once: @lo and @hi bound
- * what a writer on that CPU made them in the meantime.
- */
-struct user_kept_mark {
-	unsigned long lo;
-	unsigned long hi;
-};
-
-/**
- * struct user_kept_buffer - a trace array that recorded a deleted event
- * @tr: the trace array, only compared, never dereferenced before it is
- *	found in ftrace_trace_arrays (an instance made later at the same
- *	address only keeps the event a little longer)
- * @marks: for each possible CPU, USER_KEPT_BUFFERS marks: where
- *	array_buffer, then max_buffer, stood at the deletion
- */
-struct user_kept_buffer {
-	struct trace_array *tr;
-	struct user_kept_mark *marks;
-};
-
-/**
  * struct user_event - a registered user event
  * @call: the trace event as ftrace and perf know it
  * @class: class of @call, private to this event
@@ -241,8 +208,7 @@ struct user_kept_buffer {
  * @kept_link: once deleted, entry in user_events_kept, oldest first, or in
  *	user_events_kept_bare once its format was dropped
  * @scan_link: once deleted, entry in user_kept_scan, see user_kept_reclaim()
- * @kept: the trace arrays that may hold records of the deleted event
- * @nr_kept: number of @kept
+ * @kept: the buffers that may hold records of the deleted event
  * @bare: deleted and kept without its fields, see user_kept_strip()
  * @detach_gp: RCU state when the last tracer was detached: a write that
  *	was in a probe then may still be recording
@@ -283,8 +249,7 @@ struct user_event {
 	struct list_head gc_link;
 	struct list_head kept_link;
 	struct list_head scan_link;
-	struct user_kept_buffer *kept;
-	int nr_kept;
+	struct trace_event_marks *kept;
 	bool bare;
 	unsigned long detach_gp;
 	refcount_t refcnt;
@@ -3043,14 +3008,6 @@ static struct trace_event_fields user_event_fields_array[] = {
  * Creating and deleting events, and the references that keep them.
  */
 
-/* Free what user_event_recorded() gave */
-static void user_kept_free(struct user_kept_buffer *kept)
-{
-	if (kept)
-		kvfree(kept[0].marks);
-	kfree(kept);
-}
-
 static void user_event_free(struct user_event *user)
 {
 	int i;
@@ -3060,7 +3017,7 @@ static void user_event_free(struct user_event *user)
 	kfree(user->fields);
 	kfree(user->call.print_fmt);
 	kfree(user->name);
-	user_kept_free(user->kept);
+	trace_event_marks_free(user->kept);
 	kfree(user);
 }
 
@@ -3259,225 +3216,6 @@ static bool user_event_busy(struct user_event *user)
  * events whose records are gone, a few at a time.
  */
 
-/* The trace array @kept recorded to, if it still exists; else NULL */
-static struct trace_array *user_kept_array(const struct user_kept_buffer *kept)
-{
-	struct trace_array *tr;
-
-	lockdep_assert_held(&event_mutex);
-
-	list_for_each_entry(tr, &ftrace_trace_arrays, list) {
-		if (tr == kept->tr)
-			return tr;
-	}
-	return NULL;
-}
-
-/* Buffer @i of @tr: array_buffer's, or max_buffer's if there is one */
-static struct trace_buffer *user_tr_buffer(struct trace_array *tr, int i)
-{
-#ifdef CONFIG_TRACER_MAX_TRACE
-	if (i)
-		return tr->max_buffer.buffer;
-#endif
-	return tr->array_buffer.buffer;
-}
-
-/* Lock out snapshot swaps of @tr's CPU buffers, as update_max_tr() does */
-static void user_tr_lock_swaps(struct trace_array *tr)
-{
-	local_irq_disable();
-#ifdef CONFIG_TRACER_MAX_TRACE
-	arch_spin_lock(&tr->max_lock);
-#endif
-}
-
-static void user_tr_unlock_swaps(struct trace_array *tr)
-{
-#ifdef CONFIG_TRACER_MAX_TRACE
-	arch_spin_unlock(&tr->max_lock);
-#endif
-	local_irq_enable();
-}
-
-/* Events of @cpu's buffer of @buf read or overwritten: only a reset lowers it */
-static unsigned long user_buffer_consumed(struct trace_buffer *buf, int cpu)
-{
-	return ring_buffer_overrun_cpu(buf, cpu) +
-	       ring_buffer_read_events_cpu(buf, cpu);
-}
-
-/* Mark how far @cpu's buffer of @buf had got, see struct user_kept_mark */
-static void user_buffer_mark(struct trace_buffer *buf, int cpu,
-			     struct user_kept_mark *mark)
-{
-	unsigned long before, there;
-
-	if (!buf) {
-		mark->lo = 0;
-		mark->hi = 0;
-		return;
-	}
-	/* Events there, then consumed, are counted once or twice: never 0 */
-	before = user_buffer_consumed(buf, cpu);
-	there = ring_buffer_entries_cpu(buf, cpu);
-	mark->lo = before + there;
-	mark->hi = user_buffer_consumed(buf, cpu) + there;
-}
-
-/* May @cpu's buffer of @buf hold a record written before @mark was taken? */
-static bool user_buffer_may_hold(struct trace_buffer *buf, int cpu,
-				 const struct user_kept_mark *mark)
-{
-	unsigned long there, consumed;
-
-	if (!buf)
-		return false;
-	there = ring_buffer_entries_cpu(buf, cpu);
-	consumed = user_buffer_consumed(buf, cpu);
-	/*
-	 * Not all of them read or overwritten, and no reset since: compared
-	 * the way jiffies are, as the counters of a 32-bit kernel wrap
-	 */
-	return (long)(consumed - mark->hi) < 0 &&
-	       (long)(consumed + there - mark->lo) >= 0;
-}
-
-/* Mark where each CPU buffer of @tr stood, in @marks */
-static void user_tr_mark(struct trace_array *tr, struct user_kept_mark *marks)
-{
-	int cpu, i;
-
-	user_tr_lock_swaps(tr);
-	for_each_possible_cpu(cpu) {
-		for (i = 0; i < USER_KEPT_BUFFERS; i++)
-			user_buffer_mark(user_tr_buffer(tr, i), cpu,
-					 &marks[cpu * USER_KEPT_BUFFERS + i]);
-	}
-	user_tr_unlock_swaps(tr);
-}
-
-/* May @cpu's buffers of @tr hold what @mark, theirs, counted? */
-static bool user_cpu_may_hold(struct trace_array *tr, int cpu,
-			      const struct user_kept_mark *mark)
-{
-	bool held = false;
-	int i, j;
-
-	/* Either buffer of the CPU may have either's records by now */
-	user_tr_lock_swaps(tr);
-	for (i = 0; i < USER_KEPT_BUFFERS && !held; i++) {
-		for (j = 0; j < USER_KEPT_BUFFERS && !held; j++)
-			held = user_buffer_may_hold(user_tr_buffer(tr, j), cpu,
-						    &mark[i]);
-	}
-	user_tr_unlock_swaps(tr);
-	return held;
-}
-
-/* May the buffers of @kept still hold records of its deleted event? */
-static bool user_kept_may_hold(const struct user_kept_buffer *kept)
-{
-	struct trace_array *tr = user_kept_array(kept);
-	int cpu;
-
-	if (!tr)
-		return false;
-	for_each_possible_cpu(cpu) {
-		if (user_cpu_may_hold(tr, cpu,
-				      &kept->marks[cpu * USER_KEPT_BUFFERS]))
-			return true;
-	}
-	return false;
-}
-
-/* May a buffer still hold records of @user, deleted? */
-static bool user_event_may_be_held(const struct user_event *user)
-{
-	int i;
-
-	for (i = 0; i < user->nr_kept; i++) {
-		if (user_kept_may_hold(&user->kept[i]))
-			return true;
-	}
-	return false;
-}
-
-/*
- * Did @tr record @user?  It did if one of its files of the event was ever
- * enabled, or if it recorded the event before an earlier deletion.
- */
-static bool user_event_recorded_in(struct user_event *user,
-				   struct trace_array *tr)
-{
-	struct trace_event_file *file;
-	int i;
-
-	list_for_each_entry(file, &tr->events, list) {
-		if (file->event_call == &user->call)
-			break;
-	}
-	if (!list_entry_is_head(file, &tr->events, list) &&
-	    (file->flags & EVENT_FILE_FL_WAS_ENABLED))
-		return true;
-	for (i = 0; i < user->nr_kept; i++) {
-		if (user->kept[i].tr == tr && user_kept_may_hold(&user->kept[i]))
-			return true;
-	}
-	return false;
-}
-
-/**
- * user_event_recorded - the trace arrays that hold records of an event
- * @user: the event, to be deleted, with no tracer attached any more
- * @out: gets the trace arrays, with where their buffers stand, for the
- *	caller to free with user_kept_free(); NULL if there is none
- *
- * Return: the number of trace arrays, or -ENOMEM.
- */
-static int user_event_recorded(struct user_event *user,
-			       struct user_kept_buffer **out)
-{
-	const size_t nr_marks = nr_cpu_ids * USER_KEPT_BUFFERS;
-	struct user_kept_mark *marks;
-	struct user_kept_buffer *kept;
-	struct trace_array *tr;
-	int i, n = 0;
-
-	lockdep_assert_held(&event_mutex);
-
-	*out = NULL;
-	/* The instances cannot change under event_mutex */
-	list_for_each_entry(tr, &ftrace_trace_arrays, list)
-		n++;
-	kept = kcalloc(n, sizeof(*kept), GFP_KERNEL_ACCOUNT);
-	if (!kept)
-		return -ENOMEM;
-
-	/* Decided once: the buffers' counters move meanwhile */
-	n = 0;
-	list_for_each_entry(tr, &ftrace_trace_arrays, list) {
-		if (user_event_recorded_in(user, tr))
-			kept[n++].tr = tr;
-	}
-	if (!n) {
-		kfree(kept);
-		return 0;
-	}
-
-	marks = kvcalloc(n * nr_marks, sizeof(*marks), GFP_KERNEL_ACCOUNT);
-	if (!marks) {
-		kfree(kept);
-		return -ENOMEM;
-	}
-	for (i = 0; i < n; i++) {
-		kept[i].marks = marks + i * nr_marks;
-		user_tr_mark(kept[i].tr, kept[i].marks);
-	}
-	*out = kept;
-	return n;
-}
-
 /* Free a deleted event, whose records no buffer holds any more */
 static void user_event_drop(struct user_event *user)
 {
@@ -3564,7 +3302,7 @@ static void user_kept_reclaim(struct work_struct *work)
 	for (i = 0; i < n; i++) {
 		user = list_first_entry(&user_kept_scan, struct user_event,
 					scan_link);
-		if (user_event_may_be_held(user)) {
+		if (trace_event_marks_held(user->kept)) {
 			list_move_tail(&user->scan_link, &user_kept_scan);
 			continue;
 		}
@@ -3578,8 +3316,7 @@ static void user_kept_reclaim(struct work_struct *work)
 /**
  * user_event_keep - keep a deleted event for the records buffers hold
  * @user: the event, removed from tracing
- * @kept: the trace arrays that may hold its records, now owned by @user
- * @nr_kept: number of @kept, at least one
+ * @kept: the buffers that may hold its records, now owned by @user
  *
  * The event keeps its type number and prints its records, until
  * user_kept_reclaim() finds that no buffer can hold them.  Registering
@@ -3588,16 +3325,15 @@ static void user_kept_reclaim(struct work_struct *work)
  * more than one.  The oldest kept events make room, see above.
  */
 static void user_event_keep(struct user_event *user,
-			    struct user_kept_buffer *kept, int nr_kept)
+			    struct trace_event_marks *kept)
 {
 	int max = READ_ONCE(user_events_kept_max);
 	struct user_event *old;
 
 	lockdep_assert_held(&event_mutex);
 
-	user_kept_free(user->kept);
+	trace_event_marks_free(user->kept);
 	user->kept = kept;
-	user->nr_kept = nr_kept;
 	list_add_tail(&user->kept_link, &user_events_kept);
 	list_add_tail(&user->scan_link, &user_kept_scan);
 	user_events_nr_kept++;
@@ -3605,7 +3341,7 @@ static void user_event_keep(struct user_event *user,
 	while (user_events_nr_kept > max) {
 		old = list_first_entry(&user_events_kept, struct user_event,
 				       kept_link);
-		if (user_event_may_be_held(old)) {
+		if (trace_event_marks_held(old->kept)) {
 			user_kept_strip(old);
 			continue;
 		}
@@ -3634,7 +3370,7 @@ user_event_find_kept(const struct user_event_def *def, bool multi_format)
 			continue;
 		if (!user_event_fields_match(user, def))
 			continue;
-		if (user_event_may_be_held(user))
+		if (trace_event_marks_held(user->kept))
 			return user;
 		/* Its type number is not worth keeping */
 		user_event_unkeep(user);
@@ -3645,19 +3381,18 @@ user_event_find_kept(const struct user_event_def *def, bool multi_format)
 
 /**
  * struct user_event_deletion - what deleting an event needs, prepared
- * @kept: the buffers that may hold its records, see user_event_recorded()
- * @nr_kept: number of @kept
+ * @kept: the buffers that may hold its records, see
+ *	trace_event_mark_buffers(); NULL if none
  */
 struct user_event_deletion {
-	struct user_kept_buffer *kept;
-	int nr_kept;
+	struct trace_event_marks *kept;
 };
 
 /**
  * user_event_prepare_delete - check that an event can be deleted
  * @user: the event
  * @del: gets what deleting it needs; user_event_delete() uses it, or
- *	user_kept_free(@del->kept) drops it
+ *	trace_event_marks_free(@del->kept) drops it
  *
  * Return: 0, or -EBUSY if a file, an enabler, a tracer or a trigger of
  * another event still holds it, or -ENOMEM.
@@ -3665,7 +3400,7 @@ struct user_event_deletion {
 static int user_event_prepare_delete(struct user_event *user,
 				     struct user_event_deletion *del)
 {
-	int ret;
+	struct trace_event_marks *kept;
 
 	lockdep_assert_held(&event_mutex);
 
@@ -3678,10 +3413,10 @@ static int user_event_prepare_delete(struct user_event *user,
 	 */
 	cond_synchronize_rcu(user->detach_gp);
 
-	ret = user_event_recorded(user, &del->kept);
-	if (ret < 0)
-		return ret;
-	del->nr_kept = ret;
+	kept = trace_event_mark_buffers(&user->call, user->kept);
+	if (IS_ERR(kept))
+		return PTR_ERR(kept);
+	del->kept = kept;
 	return 0;
 }
 
@@ -3707,7 +3442,7 @@ static int user_event_delete(struct user_event *user,
 
 	ret = trace_remove_event_call(&user->call);
 	if (ret) {
-		user_kept_free(del->kept);
+		trace_event_marks_free(del->kept);
 		return ret;
 	}
 
@@ -3721,8 +3456,8 @@ static int user_event_delete(struct user_event *user,
 	list_del_init(&user->gc_link);
 	spin_unlock(&user_event_gc_lock);
 
-	if (del->nr_kept)
-		user_event_keep(user, del->kept, del->nr_kept);
+	if (del->kept)
+		user_event_keep(user, del->kept);
 	else
 		user_event_drop(user);
 	return 0;
@@ -4730,7 +4465,7 @@ static long user_events_ioctl_del(unsigned long uarg)
 		ret = user_event_prepare_delete(v[i].user, &v[i].del);
 		if (ret) {
 			while (i--)
-				user_kept_free(v[i].del.kept);
+				trace_event_marks_free(v[i].del.kept);
 			goto out;
 		}
 	}
@@ -4738,7 +4473,7 @@ static long user_events_ioctl_del(unsigned long uarg)
 		if (!ret)
 			ret = user_event_delete(v[i].user, &v[i].del);
 		else
-			user_kept_free(v[i].del.kept);
+			trace_event_marks_free(v[i].del.kept);
 	}
 out:
 	mutex_unlock(&event_mutex);
