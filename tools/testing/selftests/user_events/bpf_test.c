@@ -52,6 +52,29 @@ static int map_read(int map_fd, void *value)
 	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
 			    .off = (o), .imm = (i) })
 
+/*
+ * Loads @insns as a tracepoint program; the verifier's log goes to @log
+ * on failure, unless @log is NULL
+ */
+static int tp_prog_load(const struct bpf_insn *insns, unsigned int insn_cnt,
+			char *log, size_t log_size)
+{
+	union bpf_attr attr = {
+		.prog_type = BPF_PROG_TYPE_TRACEPOINT,
+		.insns = (uintptr_t)insns,
+		.insn_cnt = insn_cnt,
+		.license = (uintptr_t)"GPL",
+	};
+
+	if (log) {
+		log[0] = '\0';
+		attr.log_buf = (uintptr_t)log;
+		attr.log_size = log_size;
+		attr.log_level = 1;
+	}
+	return sys_bpf(BPF_PROG_LOAD, &attr);
+}
+
 /* Loads the program; its verifier log goes to @log on failure */
 static int prog_load(int map_fd, char *log, size_t log_size)
 {
@@ -82,18 +105,8 @@ static int prog_load(int map_fd, char *log, size_t log_size)
 		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0),
 		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
-	union bpf_attr attr = {
-		.prog_type = BPF_PROG_TYPE_TRACEPOINT,
-		.insns = (uintptr_t)insns,
-		.insn_cnt = ARRAY_SIZE(insns),
-		.license = (uintptr_t)"GPL",
-		.log_buf = (uintptr_t)log,
-		.log_size = log_size,
-		.log_level = 1,
-	};
 
-	log[0] = '\0';
-	return sys_bpf(BPF_PROG_LOAD, &attr);
+	return tp_prog_load(insns, ARRAY_SIZE(insns), log, log_size);
 }
 
 /*
@@ -109,14 +122,8 @@ static int prog_load_ctx_read(int off, int size)
 		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0),
 		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
-	union bpf_attr attr = {
-		.prog_type = BPF_PROG_TYPE_TRACEPOINT,
-		.insns = (uintptr_t)insns,
-		.insn_cnt = ARRAY_SIZE(insns),
-		.license = (uintptr_t)"GPL",
-	};
 
-	return sys_bpf(BPF_PROG_LOAD, &attr);
+	return tp_prog_load(insns, ARRAY_SIZE(insns), NULL, 0);
 }
 
 /* Opens the event's perf event with the program attached and enabled */
