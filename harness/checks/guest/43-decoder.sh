@@ -21,7 +21,9 @@ decoder_sample() {
 	sample_hold "$sample"
 	echo > "$TRACEFS/trace"
 	echo 1 > "$enable"
-	"$SAMPLES_DIR/$sample" -n 2 -i 0 > /dev/null
+	# On one CPU: the decoder reads the CPUs' buffers one after the other,
+	# so two records written on two CPUs would print out of order
+	taskset -c 0 "$SAMPLES_DIR/$sample" -n 2 -i 0 > /dev/null
 	# While enabled: an automatic event, and its format, go when disabled
 	"$SAMPLES_DIR/decoder" "$event" > "/tmp/decoder-$sample.txt" 2>&1
 	echo 0 > "$enable"
