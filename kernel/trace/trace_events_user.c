@@ -4,48 +4,63 @@
  *
  * A program registers an event on an open user_events_data file with the
  * DIAG_IOCSREG ioctl.  The event becomes a regular trace event in the
- * "user_events" system (enable, filter, trigger, hist, perf, eBPF) and
- * the file gets a write index for it: writing the index followed by the
- * payload to the same file emits the event to every attached consumer.
+ * "user_events" system and the file gets a write index for it: writing the
+ * index followed by the payload to the same file emits the event to every
+ * attached consumer.
  *
- * The program learns whether anything is attached in one of two ways,
- * chosen by the size of its struct user_reg:
+ * The consumers are ftrace (enable, filter, trigger, hist), perf and eBPF.
  *
- *  - status page (24 bytes, the first ABI): the event gets a byte in a page
- *    that every program maps read-only from user_events_status;
- *  - enable bit (28 bytes or more, the ABI of Linux 6.4 and later): the
- *    kernel sets a bit in the registering program's own memory.  Such a
- *    registration ("enabler") belongs to the address space: forks that copy
- *    it copy the enablers, and they go away with it.
+ * The program learns whether anything is attached from the event's byte in
+ * the status page, which every program maps read-only from
+ * user_events_status.
  *
- * Both kinds of program share events, write indexes and the write path.
+ * The kernel can also keep a bit in a program's own memory set while the
+ * event is traced (an "enabler").  Enablers belong to the address space:
+ * forks that copy it copy the enablers, and they go away with it.
+ *
+ * The size of the struct user_reg that a program registers with chooses
+ * between the two: 24 bytes (the first ABI) for the status byte, 28 bytes or
+ * more (the ABI of Linux 6.4 and later) for an enable bit.  Both kinds of
+ * program share events, write indexes and the write path.
+ *
+ * An event lives until it is explicitly deleted.
+ *
  * Events can also be created and deleted through dynamic_events with the
- * "u:" prefix.  An event lives until it is explicitly deleted, but for one
- * first created by an enable bit registration without
- * USER_EVENT_REG_PERSIST, which is deleted once nothing uses it.  An event
- * belongs to the user who created it: others delete it only with
- * CAP_PERFMON, as everyone must for one that dynamic_events created or
- * named or that USER_EVENT_REG_PERSIST made persistent.  Without
- * CAP_PERFMON, the events a user created and the enable bits of its
+ * "u:" prefix.
+ *
+ * An event first created by an enable bit registration without
+ * USER_EVENT_REG_PERSIST is deleted once nothing uses it.
+ *
+ * An event belongs to the user who created it: others delete it only with
+ * CAP_PERFMON, as everyone must for one that dynamic_events created or named
+ * or that USER_EVENT_REG_PERSIST made persistent.
+ *
+ * Without CAP_PERFMON, the events a user created and the enable bits of its
  * processes count against limits of that user (ucounts, set per user
- * namespace in /proc/sys/user/).  Deleting
- * an event never clears a trace buffer: an event that a buffer recorded
- * is kept, out of sight, with its type number and format, until no
+ * namespace in /proc/sys/user/).
+ *
+ * Deleting an event never clears a trace buffer: an event that a buffer
+ * recorded is kept, out of sight, with its type number and format, until no
  * buffer can hold its records any more (see user_event_keep()).
  *
  * Locking: everything that creates, deletes or references events runs under
- * event_mutex; deleting waits there for a grace period after the last
- * tracer detached.  The enablers of an address space are protected by a
- * lock of its own, and those of an event by a lock of the event's, taken
- * inside it and inside event_mutex.  Only the address space's own lock is
- * held across a wait for its mmap_lock, and none across a fault of its
- * pages: a change of an event's state only tries the mmap_lock and takes
- * present pages, and leaves the rest to a worker of the address space.
+ * event_mutex; deleting waits there for a grace period after the last tracer
+ * detached.
+ *
+ * The enablers of an address space are protected by a lock of its own, and
+ * those of an event by a lock of the event's, taken inside it and inside
+ * event_mutex.  Only the address space's own lock is held across a wait for
+ * its mmap_lock, and none across a fault of its pages: a change of an
+ * event's state only tries the mmap_lock and takes present pages, and leaves
+ * the rest to a worker of the address space.
+ *
  * user_event_gc_lock, innermost, guards the list of automatic events to
- * delete.  The write path takes no lock: the per-file
- * table of write indexes is published with RCU, the file's references keep
- * its events alive, and the attached consumers are the tracepoint's probes,
- * called with preemption disabled like any tracepoint.
+ * delete.
+ *
+ * The write path takes no lock: the per-file table of write indexes is
+ * published with RCU, the file's references keep its events alive, and the
+ * attached consumers are the tracepoint's probes, called with preemption
+ * disabled like any tracepoint.
  */
 
 #include <linux/bitops.h>
@@ -3687,20 +3702,20 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 	if (ret)
 		return ret;
 
-	if (multi_format) {
+	/* A multi-format event is found by its fields, in its own system */
+	if (multi_format)
 		user = user_event_find_format(&def);
-	} else {
+	else
 		user = user_event_find(def.name);
-		if (user && !user_event_fields_match(user, &def)) {
-			user_event_log(cmd, USER_EVENT_ERR_FIELDS_DIFFER, at);
-			ret = -EADDRINUSE;
-			goto out;
-		}
-		if (!user && user_event_name_taken(def.name)) {
-			user_event_log(cmd, USER_EVENT_ERR_NAME_TAKEN, at);
-			ret = -EADDRINUSE;
-			goto out;
-		}
+	if (user && !user_event_fields_match(user, &def)) {
+		user_event_log(cmd, USER_EVENT_ERR_FIELDS_DIFFER, at);
+		ret = -EADDRINUSE;
+		goto out;
+	}
+	if (!user && !multi_format && user_event_name_taken(def.name)) {
+		user_event_log(cmd, USER_EVENT_ERR_NAME_TAKEN, at);
+		ret = -EADDRINUSE;
+		goto out;
 	}
 
 	/*
