@@ -41,7 +41,8 @@
  *
  * Deleting an event never clears a trace buffer: an event that a buffer
  * recorded is kept, out of sight, with its type number and format, until no
- * buffer can hold its records any more (see user_event_keep()).
+ * buffer can hold its records any more (the tracing core's
+ * trace_event_keep()).
  *
  * Locking: everything that creates, deletes or references events runs under
  * event_mutex; deleting waits there for a grace period after the last tracer
@@ -119,12 +120,6 @@
  */
 #define USER_EVENTS_KEPT_MAX_DEFAULT	1024
 #define USER_EVENTS_KEPT_MAX_LIMIT	2048
-/*
- * How often, and at how many kept events at a time, reclaim looks; 16
- * times as often while there are more than 16 batches
- */
-#define USER_KEPT_RECLAIM_MS	1000
-#define USER_KEPT_RECLAIM_BATCH	32
 #define USER_EVENT_NAME_MAX	64
 /* Longest command, including its terminating NUL */
 #define USER_EVENT_CMD_MAX	4096
@@ -220,10 +215,8 @@ struct user_field {
  * @devent: entry in the dynamic_events list
  * @node: entry in the name hash table
  * @gc_link: entry in user_event_gc_list, under user_event_gc_lock
- * @kept_link: once deleted, entry in user_events_kept, oldest first, or in
- *	user_events_kept_bare once its format was dropped
- * @scan_link: once deleted, entry in user_kept_scan, see user_kept_reclaim()
- * @kept: the buffers that may hold records of the deleted event
+ * @kept: once deleted, how the tracing core keeps it for its records, see
+ *	user_events_keeper
  * @bare: deleted and kept without its fields, see user_kept_strip()
  * @detach_gp: RCU state when the last tracer was detached: a write that
  *	was in a probe then may still be recording
@@ -262,9 +255,7 @@ struct user_event {
 	struct dyn_event devent;
 	struct hlist_node node;
 	struct list_head gc_link;
-	struct list_head kept_link;
-	struct list_head scan_link;
-	struct trace_event_marks *kept;
+	struct trace_kept_event kept;
 	bool bare;
 	unsigned long detach_gp;
 	refcount_t refcnt;
@@ -483,21 +474,8 @@ static DEFINE_SPINLOCK(user_event_gc_lock);
 static void user_event_gc(struct work_struct *work);
 static DECLARE_DELAYED_WORK(user_event_gc_work, user_event_gc);
 
-/*
- * Deleted events whose records trace buffers may still hold, see
- * user_event_keep(): with their format, then without, oldest first, and
- * how many of each; all of them in the order user_kept_reclaim() looks
- * at them.  Protected by event_mutex.
- */
-static LIST_HEAD(user_events_kept);
-static LIST_HEAD(user_events_kept_bare);
-static int user_events_nr_kept;
-static int user_events_nr_bare;
-static LIST_HEAD(user_kept_scan);
 /* The kernel.user_events_kept_max sysctl */
 static int user_events_kept_max = USER_EVENTS_KEPT_MAX_DEFAULT;
-static void user_kept_reclaim(struct work_struct *work);
-static DECLARE_DELAYED_WORK(user_kept_work, user_kept_reclaim);
 
 DEFINE_STATIC_KEY_FALSE(user_events_mm_used);
 /*
@@ -3032,7 +3010,7 @@ static void user_event_free(struct user_event *user)
 	kfree(user->fields);
 	kfree(user->call.print_fmt);
 	kfree(user->name);
-	trace_event_marks_free(user->kept);
+	trace_event_marks_free(user->kept.marks);
 	kfree(user);
 }
 
@@ -3168,11 +3146,9 @@ static int user_event_create(struct user_event_def *def, bool multi_format,
 	call->flags = TRACE_EVENT_FL_TRACEPOINT | TRACE_EVENT_FL_DYNAMIC;
 	call->data = user;
 	call->event.funcs = &user_event_funcs;
-	/* Its records outlive it: see user_event_keep() */
+	/* Its records outlive it: see user_events_keeper */
 	call->flags |= TRACE_EVENT_FL_KEEP_TYPE;
 	INIT_LIST_HEAD(&user->gc_link);
-	INIT_LIST_HEAD(&user->kept_link);
-	INIT_LIST_HEAD(&user->scan_link);
 	user->detach_gp = get_completed_synchronize_rcu();
 
 	if (!register_trace_event(&call->event)) {
@@ -3211,53 +3187,23 @@ static bool user_event_busy(struct user_event *user)
  * type number may be given to another event, whose output would misread
  * the records.  A program that deletes its events when it exits must not
  * wipe the trace its user is about to read: user events are created with
- * TRACE_EVENT_FL_KEEP_TYPE, and a deleted event that a buffer recorded is
- * kept, with its type number and format, until no buffer can hold one of
- * its records.
- *
- * Whether a buffer can is decided from the counters of each CPU buffer,
- * never from clocks, which differ between CPUs: the events written to it,
- * read and overwritten, all in the order they were written.  Records
- * written before the deletion are gone once as many events were read or
- * overwritten as had been written then, or once the buffer was reset
- * (fewer written than then).  A snapshot swaps CPU buffers between
- * array_buffer and max_buffer: a mark is checked against both buffers of
- * its CPU, with the swaps locked out.
+ * TRACE_EVENT_FL_KEEP_TYPE, and a deleted event is handed to the core's
+ * trace_event_keep(), which keeps its type number, while the event prints
+ * its records, until no buffer can hold one of them.
  *
  * Kept events count against no limit of events: past
  * kernel.user_events_kept_max, the oldest one drops its format and prints
  * its records as bytes, keeping its type number while they may remain.
- * Nothing is ever cleared to make room.  A delayed work frees the kept
- * events whose records are gone, a few at a time.
+ * Nothing is ever cleared to make room.
  */
-
-/* Free a deleted event, whose records no buffer holds any more */
-static void user_event_drop(struct user_event *user)
-{
-	/* Waits for the readers of the trace that print with the event */
-	unregister_trace_event(&user->call.event);
-	user_event_free(user);
-}
-
-/* Stop keeping @user, deleted, for its records */
-static void user_event_unkeep(struct user_event *user)
-{
-	lockdep_assert_held(&event_mutex);
-
-	list_del_init(&user->kept_link);
-	list_del_init(&user->scan_link);
-	if (user->bare)
-		user_events_nr_bare--;
-	else
-		user_events_nr_kept--;
-}
 
 /*
- * Drop the format of @user, the oldest kept event with one: its records
- * print as bytes from now on.
+ * Drop the format of the kept event of @kept, the oldest with one: its
+ * records print as bytes from now on.
  */
-static void user_kept_strip(struct user_event *user)
+static void user_kept_strip(struct trace_kept_event *kept)
 {
+	struct user_event *user = container_of(kept, struct user_event, kept);
 	struct user_field *fields = user->fields;
 	int i, nr_fields = user->nr_fields;
 
@@ -3275,139 +3221,75 @@ static void user_kept_strip(struct user_event *user)
 	kfree(fields);
 	kfree(user->call.print_fmt);
 	user->call.print_fmt = NULL;
-
-	list_move_tail(&user->kept_link, &user_events_kept_bare);
-	user_events_nr_kept--;
-	user_events_nr_bare++;
 }
 
-/* Have user_kept_reclaim() look at the kept events, if there are any */
-static void user_kept_schedule(void)
+/* Free a kept event: no buffer holds its records any more */
+static void user_kept_release(struct trace_kept_event *kept)
 {
-	int nr_kept = user_events_nr_kept + user_events_nr_bare;
-	unsigned long ms = USER_KEPT_RECLAIM_MS;
-
-	lockdep_assert_held(&event_mutex);
-
-	if (!nr_kept)
-		return;
-	if (nr_kept > 16 * USER_KEPT_RECLAIM_BATCH)
-		ms /= 16;
-	if (!delayed_work_pending(&user_kept_work))
-		schedule_delayed_work(&user_kept_work, msecs_to_jiffies(ms));
+	user_event_free(container_of(kept, struct user_event, kept));
 }
+
+static const struct trace_keeper_ops user_keeper_ops = {
+	.strip = user_kept_strip,
+	.release = user_kept_release,
+};
 
 /*
- * user_kept_reclaim - free kept events whose records are gone
- * @work: user_kept_work
- *
- * Looks at USER_KEPT_RECLAIM_BATCH kept events, those it looked at least
- * recently, and runs again USER_KEPT_RECLAIM_MS later (sooner while there
- * are many) while there are kept events: event_mutex is held for a short
- * while each time, however many there are.
+ * Deleted user events whose records trace buffers may still hold.
+ * Registering the same event again (same name and fields) brings a kept
+ * one back, with its type number, so that a program that comes and goes
+ * keeps no more than one.
  */
-static void user_kept_reclaim(struct work_struct *work)
+static struct trace_keeper user_events_keeper;
+
+/* What user_kept_match() looks for */
+struct user_kept_key {
+	const struct user_event_def *def;
+	bool multi_format;
+};
+
+/* Is @kept the event of @data, a struct user_kept_key? */
+static bool user_kept_match(struct trace_kept_event *kept, const void *data)
 {
-	int i, n, nr_kept;
-	struct user_event *user;
+	struct user_event *user = container_of(kept, struct user_event, kept);
+	const struct user_kept_key *key = data;
+	size_t len = strlen(key->def->name);
 
-	mutex_lock(&event_mutex);
-	nr_kept = user_events_nr_kept + user_events_nr_bare;
-	n = min(nr_kept, USER_KEPT_RECLAIM_BATCH);
-	for (i = 0; i < n; i++) {
-		user = list_first_entry(&user_kept_scan, struct user_event,
-					scan_link);
-		if (trace_event_marks_held(user->kept)) {
-			list_move_tail(&user->scan_link, &user_kept_scan);
-			continue;
-		}
-		user_event_unkeep(user);
-		user_event_drop(user);
-	}
-	user_kept_schedule();
-	mutex_unlock(&event_mutex);
-}
-
-/**
- * user_event_keep - keep a deleted event for the records buffers hold
- * @user: the event, removed from tracing
- * @kept: the buffers that may hold its records, now owned by @user
- *
- * The event keeps its type number and prints its records, until
- * user_kept_reclaim() finds that no buffer can hold them.  Registering
- * the same event again (same name and fields) brings a kept one back,
- * with its type number, so that a program that comes and goes keeps no
- * more than one.  The oldest kept events make room, see above.
- */
-static void user_event_keep(struct user_event *user,
-			    struct trace_event_marks *kept)
-{
-	int max = READ_ONCE(user_events_kept_max);
-	struct user_event *old;
-
-	lockdep_assert_held(&event_mutex);
-
-	trace_event_marks_free(user->kept);
-	user->kept = kept;
-	list_add_tail(&user->kept_link, &user_events_kept);
-	list_add_tail(&user->scan_link, &user_kept_scan);
-	user_events_nr_kept++;
-
-	while (user_events_nr_kept > max) {
-		old = list_first_entry(&user_events_kept, struct user_event,
-				       kept_link);
-		if (trace_event_marks_held(old->kept)) {
-			user_kept_strip(old);
-			continue;
-		}
-		user_event_unkeep(old);
-		user_event_drop(old);
-	}
-	user_kept_schedule();
+	return user->multi_format == key->multi_format &&
+	       !strncmp(user->name, key->def->name, len) &&
+	       user->name[len] == (key->multi_format ? '.' : '\0') &&
+	       user_event_fields_match(user, key->def);
 }
 
 /*
  * A kept event of @def's name and fields, in the system @multi_format
- * says, that a buffer may still need; one whose records are gone is freed.
+ * says, that a buffer may still need; the core frees one whose records
+ * are gone.
  */
 static struct user_event *
 user_event_find_kept(const struct user_event_def *def, bool multi_format)
 {
-	size_t len = strlen(def->name);
-	struct user_event *user, *tmp;
+	struct user_kept_key key = { def, multi_format };
+	struct trace_kept_event *kept;
 
-	lockdep_assert_held(&event_mutex);
-
-	list_for_each_entry_safe(user, tmp, &user_events_kept, kept_link) {
-		if (user->multi_format != multi_format ||
-		    strncmp(user->name, def->name, len) ||
-		    user->name[len] != (multi_format ? '.' : '\0'))
-			continue;
-		if (!user_event_fields_match(user, def))
-			continue;
-		if (trace_event_marks_held(user->kept))
-			return user;
-		/* Its type number is not worth keeping */
-		user_event_unkeep(user);
-		user_event_drop(user);
-	}
-	return NULL;
+	kept = trace_keeper_find(&user_events_keeper, user_kept_match, &key);
+	return kept ? container_of(kept, struct user_event, kept) : NULL;
 }
 
 /**
  * struct user_event_deletion - what deleting an event needs, prepared
- * @kept: the buffers that may hold its records, see
+ * @marks: the buffers that may hold its records, see
  *	trace_event_mark_buffers(); NULL if none
  */
 struct user_event_deletion {
-	struct trace_event_marks *kept;
+	struct trace_event_marks *marks;
 };
 
 /**
  * user_event_prepare_delete - check that an event can be deleted
  * @user: the event
  * @del: gets what deleting it needs; user_event_delete() uses it, or
- *	trace_event_marks_free(@del->kept) drops it
+ *	trace_event_marks_free(@del->marks) drops it
  *
  * Return: 0, or -EBUSY if a file, an enabler, a tracer or a trigger of
  * another event still holds it, or -ENOMEM.
@@ -3415,7 +3297,7 @@ struct user_event_deletion {
 static int user_event_prepare_delete(struct user_event *user,
 				     struct user_event_deletion *del)
 {
-	struct trace_event_marks *kept;
+	struct trace_event_marks *marks;
 
 	lockdep_assert_held(&event_mutex);
 
@@ -3428,10 +3310,10 @@ static int user_event_prepare_delete(struct user_event *user,
 	 */
 	cond_synchronize_rcu(user->detach_gp);
 
-	kept = trace_event_mark_buffers(&user->call, user->kept);
-	if (IS_ERR(kept))
-		return PTR_ERR(kept);
-	del->kept = kept;
+	marks = trace_event_mark_buffers(&user->call, user->kept.marks);
+	if (IS_ERR(marks))
+		return PTR_ERR(marks);
+	del->marks = marks;
 	return 0;
 }
 
@@ -3442,7 +3324,7 @@ static int user_event_prepare_delete(struct user_event *user,
  *
  * The event leaves tracefs, dynamic_events and the name table; its name
  * is free for other fields.  No trace buffer is cleared: an event that a
- * buffer recorded is kept (user_event_keep()).  Nothing can have taken a
+ * buffer recorded is kept (user_events_keeper).  Nothing can have taken a
  * reference since it was checked, with event_mutex held.  It has no
  * enabler left, but the work that wrote their bits may still run.
  *
@@ -3457,7 +3339,7 @@ static int user_event_delete(struct user_event *user,
 
 	ret = trace_remove_event_call(&user->call);
 	if (ret) {
-		trace_event_marks_free(del->kept);
+		trace_event_marks_free(del->marks);
 		return ret;
 	}
 
@@ -3471,10 +3353,8 @@ static int user_event_delete(struct user_event *user,
 	list_del_init(&user->gc_link);
 	spin_unlock(&user_event_gc_lock);
 
-	if (del->kept)
-		user_event_keep(user, del->kept);
-	else
-		user_event_drop(user);
+	trace_event_keep(&user_events_keeper, &user->kept, &user->call,
+			 del->marks);
 	return 0;
 }
 
@@ -3671,7 +3551,7 @@ static bool user_event_charged_to_current(struct user_event *user)
  * @created: set if the event did not exist before
  *
  * An existing event is returned if its fields are the same, and a kept one
- * (see user_event_keep()) is brought back.  An event created by an enable
+ * (see user_events_keeper) is brought back.  An event created by an enable
  * bit registration without USER_EVENT_REG_PERSIST is automatic: deleted
  * once nothing references it, until a registration with
  * USER_EVENT_REG_PERSIST or USER_REG_STATUS_BYTE makes it persistent.  A
@@ -3744,7 +3624,8 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 			if (user) {
 				ret = user_event_publish(user);
 				if (!ret)
-					user_event_unkeep(user);
+					trace_keeper_take(&user_events_keeper,
+							  &user->kept);
 			} else {
 				ret = user_event_create(&def, multi_format,
 							&user);
@@ -4480,7 +4361,7 @@ static long user_events_ioctl_del(unsigned long uarg)
 		ret = user_event_prepare_delete(v[i].user, &v[i].del);
 		if (ret) {
 			while (i--)
-				trace_event_marks_free(v[i].del.kept);
+				trace_event_marks_free(v[i].del.marks);
 			goto out;
 		}
 	}
@@ -4488,7 +4369,7 @@ static long user_events_ioctl_del(unsigned long uarg)
 		if (!ret)
 			ret = user_event_delete(v[i].user, &v[i].del);
 		else
-			trace_event_marks_free(v[i].del.kept);
+			trace_event_marks_free(v[i].del.marks);
 	}
 out:
 	mutex_unlock(&event_mutex);
@@ -4812,6 +4693,9 @@ static int __init trace_events_user_init(void)
 		ret = -ENOMEM;
 		goto free_page;
 	}
+
+	trace_keeper_init(&user_events_keeper, &user_keeper_ops,
+			  &user_events_kept_max);
 
 	ret = tracing_init_dentry();
 	if (ret)
