@@ -6,7 +6,8 @@
  * The program reads the description of the ring buffer pages
  * (events/header_page) and of the event (events/user_events/NAME/format),
  * then reads per_cpu/cpuN/trace_pipe_raw page by page and prints every
- * record of the event with the names and values of its fields.  Reading
+ * record of the event with the names and values of its fields, the
+ * records of all CPUs merged in the order of their time stamps.  Reading
  * trace_pipe_raw consumes the buffer: records of other events read along
  * the way are lost to other readers.
  *
@@ -221,34 +222,87 @@ static void print_record(struct tep_handle *tep, struct tep_event *event,
 	}
 }
 
-/* Decode one page read from trace_pipe_raw; returns the records shown */
-static int decode_page(struct tep_handle *tep, struct kbuffer *kbuf,
-		       struct tep_event *event, void *page, int cpu,
-		       bool print_fmt)
+static double elapsed(const struct timespec *start)
 {
-	struct tep_record record;
-	unsigned long long ts;
-	int shown = 0;
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - start->tv_sec) +
+	       (now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+/*
+ * The reader of one CPU's buffer: its trace_pipe_raw, the page last read
+ * from it and the record of that page that is next in time, if any.
+ */
+struct cpu_reader {
+	int cpu;
+	int fd;
+	void *page;
+	struct kbuffer *kbuf;
 	void *data;
+	unsigned long long ts;
+};
 
-	if (kbuffer_load_subbuffer(kbuf, page) < 0)
-		return 0;
-	if (kbuffer_missed_events(kbuf))
-		printf("cpu %d: the buffer lost events before this page\n", cpu);
-
-	for (data = kbuffer_read_event(kbuf, &ts); data;
-	     data = kbuffer_next_event(kbuf, &ts)) {
-		memset(&record, 0, sizeof(record));
-		record.ts = ts;
-		record.data = data;
-		record.size = kbuffer_event_size(kbuf);
-		record.record_size = kbuffer_curr_size(kbuf);
-		record.cpu = cpu;
-
-		if (tep_data_type(tep, &record) != event->id)
+/*
+ * Load the next page of @r that holds a record; false if its buffer has
+ * none now.  Each read of trace_pipe_raw returns at most one page.
+ */
+static bool cpu_refill(struct cpu_reader *r, int page_size)
+{
+	while (!r->data) {
+		if (read(r->fd, r->page, page_size) <= 0)
+			return false;
+		if (kbuffer_load_subbuffer(r->kbuf, r->page) < 0)
 			continue;
-		print_record(tep, event, &record, print_fmt);
-		shown++;
+		if (kbuffer_missed_events(r->kbuf))
+			printf("cpu %d: the buffer lost events before this page\n",
+			       r->cpu);
+		r->data = kbuffer_read_event(r->kbuf, &r->ts);
+	}
+	return true;
+}
+
+/*
+ * Print the records that the CPUs' buffers hold now, oldest first across
+ * all CPUs, as trace-cmd does: take the record with the smallest time
+ * stamp among the next one of each CPU.  Stops when no buffer has more,
+ * or at @until seconds after @start.  Returns the records of @event
+ * shown; sets *got_data if any page was read.
+ */
+static int decode_cpus(struct tep_handle *tep, struct tep_event *event,
+		       struct cpu_reader *readers, int nr, int page_size,
+		       bool print_fmt, const struct timespec *start,
+		       double until, bool *got_data)
+{
+	struct cpu_reader *r, *oldest;
+	struct tep_record record;
+	int i, shown = 0;
+
+	while (!stopped() && elapsed(start) < until) {
+		oldest = NULL;
+		for (i = 0; i < nr; i++) {
+			r = &readers[i];
+			if (!cpu_refill(r, page_size))
+				continue;
+			*got_data = true;
+			if (!oldest || r->ts < oldest->ts)
+				oldest = r;
+		}
+		if (!oldest)
+			break;
+
+		memset(&record, 0, sizeof(record));
+		record.ts = oldest->ts;
+		record.data = oldest->data;
+		record.size = kbuffer_event_size(oldest->kbuf);
+		record.record_size = kbuffer_curr_size(oldest->kbuf);
+		record.cpu = oldest->cpu;
+		if (tep_data_type(tep, &record) == event->id) {
+			print_record(tep, event, &record, print_fmt);
+			shown++;
+		}
+		oldest->data = kbuffer_next_event(oldest->kbuf, &oldest->ts);
 	}
 	return shown;
 }
@@ -302,31 +356,51 @@ static struct tep_event *parse_formats(struct tep_handle *tep,
 	return event;
 }
 
-/* Open per_cpu/cpuN/trace_pipe_raw for every CPU that has one */
-static int open_cpus(const char *tracefs, int *fds, int max)
+static void close_cpus(struct cpu_reader *readers, int n)
 {
+	int i;
+
+	for (i = 0; i < n; i++) {
+		close(readers[i].fd);
+		free(readers[i].page);
+		if (readers[i].kbuf)
+			kbuffer_free(readers[i].kbuf);
+	}
+}
+
+/*
+ * Set up a reader for every CPU that has a per_cpu/cpuN/trace_pipe_raw;
+ * returns how many, or -1 on error.
+ */
+static int open_cpus(const char *tracefs, struct cpu_reader *readers,
+		     int max, int page_size)
+{
+	enum kbuffer_long_size lsize = sizeof(long) == 8 ? KBUFFER_LSIZE_8 :
+							    KBUFFER_LSIZE_4;
 	char path[PATH_MAX];
-	int cpu, n = 0;
+	int cpu, fd, n = 0;
 
 	for (cpu = 0; cpu < max; cpu++) {
 		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/trace_pipe_raw",
 			 tracefs, cpu);
-		fds[cpu] = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		if (fds[cpu] >= 0)
-			n++;
-		else if (errno != ENOENT)
-			fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno != ENOENT)
+				fprintf(stderr, "%s: %s\n", path, strerror(errno));
+			continue;
+		}
+		readers[n].cpu = cpu;
+		readers[n].fd = fd;
+		readers[n].page = malloc(page_size);
+		readers[n].kbuf = kbuffer_alloc(lsize,
+						KBUFFER_ENDIAN_SAME_AS_HOST);
+		n++;
+		if (!readers[n - 1].page || !readers[n - 1].kbuf) {
+			close_cpus(readers, n);
+			return -1;
+		}
 	}
 	return n;
-}
-
-static double elapsed(const struct timespec *start)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - start->tv_sec) +
-	       (now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
 int main(int argc, char **argv)
@@ -334,17 +408,14 @@ int main(int argc, char **argv)
 	const char *tracefs = NULL, *name;
 	bool enable = false, print_fmt = false;
 	int page_size = getpagesize();
-	int opt, cpu, ncpus, shown = 0, ret = EXIT_FAILURE;
+	int opt, ncpus, nr = 0, shown = 0, ret = EXIT_FAILURE;
+	struct cpu_reader *readers = NULL;
 	char enable_path[PATH_MAX];
 	struct tep_handle *tep = NULL;
-	struct kbuffer *kbuf = NULL;
 	struct tep_event *event;
 	struct timespec start;
 	double duration = 0;
 	bool got_data;
-	void *page = NULL;
-	int *fds = NULL;
-	ssize_t r;
 
 	while ((opt = getopt(argc, argv, "t:d:eph")) != -1) {
 		switch (opt) {
@@ -387,16 +458,18 @@ int main(int argc, char **argv)
 	if (!event)
 		goto out;
 
-	kbuf = kbuffer_alloc(sizeof(long) == 8 ? KBUFFER_LSIZE_8 :
-			     KBUFFER_LSIZE_4, KBUFFER_ENDIAN_SAME_AS_HOST);
-	page = malloc(page_size);
 	ncpus = sysconf(_SC_NPROCESSORS_CONF);
-	fds = calloc(ncpus, sizeof(*fds));
-	if (!kbuf || !page || !fds || ncpus < 1)
+	if (ncpus < 1)
 		goto out;
-	if (!open_cpus(tracefs, fds, ncpus)) {
+	readers = calloc(ncpus, sizeof(*readers));
+	if (!readers)
+		goto out;
+	nr = open_cpus(tracefs, readers, ncpus, page_size);
+	if (!nr)
 		fprintf(stderr, "no per_cpu/cpuN/trace_pipe_raw in %s\n",
 			tracefs);
+	if (nr <= 0) {
+		nr = 0;
 		goto out;
 	}
 
@@ -410,21 +483,13 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	do {
 		got_data = false;
-		for (cpu = 0; cpu < ncpus && !stopped(); cpu++) {
-			if (fds[cpu] < 0)
-				continue;
-			/* Each read returns at most one page of records */
-			r = read(fds[cpu], page, page_size);
-			if (r <= 0)
-				continue;
-			got_data = true;
-			shown += decode_page(tep, kbuf, event, page, cpu,
-					     print_fmt);
-		}
+		/* After the duration, drain what is left, for a second at most */
+		shown += decode_cpus(tep, event, readers, nr, page_size,
+				     print_fmt, &start, duration + 1,
+				     &got_data);
 		fflush(stdout);
 		if (!got_data && elapsed(&start) < duration)
 			usleep(100000);
-		/* After the duration, drain what is left, for a second at most */
 	} while (!stopped() && (elapsed(&start) < duration ||
 				(got_data && elapsed(&start) < duration + 1)));
 
@@ -434,16 +499,9 @@ int main(int argc, char **argv)
 	printf("%d %s records\n", shown, name);
 	ret = EXIT_SUCCESS;
 out:
-	if (fds) {
-		for (cpu = 0; cpu < ncpus; cpu++) {
-			if (fds[cpu] >= 0)
-				close(fds[cpu]);
-		}
-	}
-	free(fds);
-	free(page);
-	if (kbuf)
-		kbuffer_free(kbuf);
+	if (readers)
+		close_cpus(readers, nr);
+	free(readers);
 	if (tep)
 		tep_free(tep);
 	return ret;
