@@ -46,9 +46,9 @@ decoder_order() {
 	echo 'u:decoder_order u32 n' >> "$TRACEFS/dynamic_events"
 	echo > "$TRACEFS/trace"
 	echo 1 > "$dir/enable"
-	taskset -c 1 "$write" 'decoder_order u32 n' n=1 n=2 > /dev/null
-	taskset -c 0 "$write" 'decoder_order u32 n' n=3 > /dev/null
-	taskset -c 1 "$write" 'decoder_order u32 n' n=4 > /dev/null
+	taskset -c 1 python3 "$write" 'decoder_order u32 n' n=1 n=2 > /dev/null
+	taskset -c 0 python3 "$write" 'decoder_order u32 n' n=3 > /dev/null
+	taskset -c 1 python3 "$write" 'decoder_order u32 n' n=4 > /dev/null
 	"$SAMPLES_DIR/decoder" decoder_order > /tmp/decoder-order.txt 2>&1
 	echo 0 > "$dir/enable"
 	echo '!u:decoder_order' >> "$TRACEFS/dynamic_events"
