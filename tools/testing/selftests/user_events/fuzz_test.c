@@ -682,6 +682,17 @@ static void mutate(struct text *t, size_t keep, bool allow_nul_nl)
 	t->buf[t->len] = '\0';
 }
 
+/*
+ * mutate() what follows PREFIX in a command whose name starts at @at after
+ * blanks (spell() may put some in front): a mutated name keeps PREFIX, so
+ * that an event it happens to create is one the cleanup finds.
+ */
+static void mutate_after_prefix(struct text *t, size_t at, bool allow_nul_nl)
+{
+	at += strspn(t->buf + at, " \t");
+	mutate(t, at + strlen(PREFIX), allow_nul_nl);
+}
+
 /* Blanks in front of the last field's name, making it too long */
 static void make_huge(struct text *t, size_t size)
 {
@@ -1280,7 +1291,7 @@ TEST_F_TIMEOUT(fuzz, register, 600)
 				spell(t, &e);
 			else
 				spell_invalid(t, &e, &expect);
-			mutate(t, strlen(PREFIX), true);
+			mutate_after_prefix(t, 0, true);
 			mutated = true;
 		} else {
 			spell(t, &e);
@@ -1755,7 +1766,7 @@ TEST_F_TIMEOUT(fuzz, register_enable_bit, 600)
 			rand_event(&e);
 			spell(t, &e);
 			if (chance(70)) {
-				mutate(t, strlen(PREFIX), true);
+				mutate_after_prefix(t, 0, true);
 				mutated = true;
 				unknown = true;
 				allow(&cmd_errs, EINVAL);
@@ -2033,7 +2044,7 @@ TEST_F_TIMEOUT(fuzz, dynamic_events, 600)
 				spell(t, &e);
 			else
 				spell_invalid(t, &e, &expect);
-			mutate(t, 2 + strlen(PREFIX), chance(10));
+			mutate_after_prefix(t, 2, chance(10));
 			allow(&a, 0);
 			allow(&a, EINVAL);
 			allow(&a, E2BIG);
