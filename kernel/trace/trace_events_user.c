@@ -141,7 +141,7 @@
  */
 #define USER_EVENT_LOC_OFFSET(loc)	((loc) & 0xffff)
 #define USER_EVENT_LOC_SIZE(loc)	((loc) >> 16)
-/* Tries at a payload or enable bit whose user page must be faulted in */
+/* Tries at a user page that must be faulted in */
 #define USER_EVENT_FAULT_IN_MAX	3
 /*
  * Writes of up to this many bytes, write index included, are copied in
@@ -151,8 +151,9 @@
 #define USER_EVENT_SMALL_WRITE	128
 /* Write indexes of a file's first table; a full one is doubled */
 #define USER_EVENT_REFS_MIN	8
-/* Hash table sizes, in bits: events by name, address spaces by mm */
+/* Size of the hash table of events by name, in bits */
 #define USER_EVENT_NAMES_BITS	9
+/* Size of the hash table of address spaces by mm, in bits */
 #define USER_EVENT_MMS_BITS	8
 /* Enable bits one address space may register at most */
 #define USER_EVENT_MM_ENABLERS_MAX	65536
@@ -240,9 +241,9 @@ struct user_field {
  * @auto_delete: deleted once nothing references it
  * @owner: effective uid of the task whose registration created it (or
  *	brought it back from being kept)
- * @admin_delete: dynamic_events created or named it, or
- *	USER_EVENT_REG_PERSIST made it persistent: deleting it through
- *	DIAG_IOCSDEL needs CAP_PERFMON, even for @owner
+ * @admin_delete: deleting it through DIAG_IOCSDEL needs CAP_PERFMON:
+ *	USER_EVENT_REG_PERSIST made it persistent, or dynamic_events
+ *	created or named it
  * @ucounts: the count of events it is charged to: @owner's, or that of
  *	the user whose registration made it stay longer (see
  *	user_event_stays_longer()); NULL if that user was exempt, or once
@@ -1095,18 +1096,33 @@ static struct user_event *user_event_find(const char *name)
 	return NULL;
 }
 
+/*
+ * Does @user go by @name?  The event of a name and the multi-format
+ * events of that name, "NAME.ID", all go by "NAME"; one multi-format
+ * event also goes by its "NAME.ID".  DIAG_IOCSDEL of @name deletes the
+ * events that go by it.
+ */
+static bool user_event_named(struct user_event *user, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (!strcmp(user->name, name))
+		return true;
+	return user->multi_format && !strncmp(user->name, name, len) &&
+	       user->name[len] == '.';
+}
+
 /* The multi-format event of @def's name with @def's fields, or NULL */
 static struct user_event *user_event_find_format(const struct user_event_def *def)
 {
-	size_t len = strlen(def->name);
 	struct user_event *user;
 
 	lockdep_assert_held(&event_mutex);
 
 	hash_for_each_possible(user_event_names, user, node,
 			       user_event_key(def->name)) {
-		if (user->multi_format && !strncmp(user->name, def->name, len) &&
-		    user->name[len] == '.' && user_event_fields_match(user, def))
+		if (user->multi_format && user_event_named(user, def->name) &&
+		    user_event_fields_match(user, def))
 			return user;
 	}
 	return NULL;
@@ -2133,10 +2149,10 @@ static void user_enabler_remove(struct user_event_enabler *e)
  * @bit: the bit of the value
  * @exempt: the current task is exempt from the limits of its user
  *
- * The enabler takes a reference to the event; it counts against the
- * enable bits of the current task's user, who registers the bit or forks
- * the address space, and its waits against the workers of that user.
- * Its bit is not written.
+ * The enabler takes a reference to the event, and its waits count
+ * against the workers of the current task's user, who registers the bit
+ * or forks the address space.  Its bit is not written.
+ * Unless @exempt, it also counts against the enable bits of that user.
  *
  * Return: the enabler, or ERR_PTR() of -EADDRINUSE if @umm has one at
  * @addr and @bit already (also while it is being unregistered), of
@@ -2377,8 +2393,8 @@ void __user_events_exit_mm(struct mm_struct *mm)
  *
  * Each attached tracer holds a reference, so the event cannot be deleted
  * under it, nor until a write that was recording when it detached is
- * done (@detach_gp).  The status byte and the enable bits follow every
- * change.
+ * done (@detach_gp).  The status byte follows every change.
+ * So do its enable bits.
  *
  * Return: 0, or the error of tracepoint_probe_register().
  */
@@ -3175,6 +3191,11 @@ static bool user_event_referenced(struct user_event *user)
 	return refcount_read(&user->refcnt) != 1;
 }
 
+/*
+ * Does anything hold @user: a reference besides its own (@refcnt), or the
+ * tracing core (an open file of the event, another event's trigger or
+ * eprobe)?
+ */
 static bool user_event_busy(struct user_event *user)
 {
 	return user_event_referenced(user) ||
@@ -3253,11 +3274,9 @@ static bool user_kept_match(struct trace_kept_event *kept, const void *data)
 {
 	struct user_event *user = container_of(kept, struct user_event, kept);
 	const struct user_kept_key *key = data;
-	size_t len = strlen(key->def->name);
 
 	return user->multi_format == key->multi_format &&
-	       !strncmp(user->name, key->def->name, len) &&
-	       user->name[len] == (key->multi_format ? '.' : '\0') &&
+	       user_event_named(user, key->def->name) &&
 	       user_event_fields_match(user, key->def);
 }
 
@@ -3291,8 +3310,8 @@ struct user_event_deletion {
  * @del: gets what deleting it needs; user_event_delete() uses it, or
  *	trace_event_marks_free(@del->marks) drops it
  *
- * Return: 0, or -EBUSY if a file, an enabler, a tracer or a trigger of
- * another event still holds it, or -ENOMEM.
+ * Return: 0, or -EBUSY while anything holds it (user_event_busy()), or
+ * -ENOMEM.
  */
 static int user_event_prepare_delete(struct user_event *user,
 				     struct user_event_deletion *del)
@@ -3325,8 +3344,8 @@ static int user_event_prepare_delete(struct user_event *user,
  * The event leaves tracefs, dynamic_events and the name table; its name
  * is free for other fields.  No trace buffer is cleared: an event that a
  * buffer recorded is kept (user_events_keeper).  Nothing can have taken a
- * reference since it was checked, with event_mutex held.  It has no
- * enabler left, but the work that wrote their bits may still run.
+ * reference since it was checked, with event_mutex held.
+ * It has no enabler left, but the work that wrote their bits may still run.
  *
  * Return: 0, or the error of trace_remove_event_call(), with @del dropped.
  */
@@ -3362,8 +3381,8 @@ static int user_event_delete(struct user_event *user,
  * user_event_destroy - delete an event nothing references
  * @user: the event
  *
- * Return: 0, or -EBUSY if a file, an enabler, a tracer or a trigger of
- * another event still holds it, or -ENOMEM; the event is then unchanged.
+ * Return: 0, or -EBUSY while anything holds it (user_event_busy()), or
+ * -ENOMEM; the event is then unchanged.
  */
 static int user_event_destroy(struct user_event *user)
 {
@@ -3554,10 +3573,11 @@ static bool user_event_charged_to_current(struct user_event *user)
  * (see user_events_keeper) is brought back.  An event created by an enable
  * bit registration without USER_EVENT_REG_PERSIST is automatic: deleted
  * once nothing references it, until a registration with
- * USER_EVENT_REG_PERSIST or USER_REG_STATUS_BYTE makes it persistent.  A
- * created event belongs to the caller's effective uid, and counts
- * against its user.max_user_events, until a registration of another user
- * makes it stay longer (see user_event_stays_longer()).
+ * USER_EVENT_REG_PERSIST or USER_REG_STATUS_BYTE makes it persistent.
+ * A created event belongs to the caller's effective uid.
+ * It counts against that user's user.max_user_events until a
+ * registration of another user makes it stay longer (see
+ * user_event_stays_longer()).
  *
  * Return: 0, -EINVAL/-E2BIG for a bad command, -EADDRINUSE if the name is
  * taken by an event with other fields or by another kind of event,
@@ -4272,24 +4292,10 @@ static long user_events_ioctl_unreg(unsigned long uarg)
 }
 
 /*
- * Is @user an event DIAG_IOCSDEL of @name deletes?  @name is the name of
- * the events it deletes in both systems, or the "NAME.ID" of one
- * multi-format event.
- */
-static bool user_event_named(struct user_event *user, const char *name)
-{
-	size_t len = strlen(name);
-
-	if (!strcmp(user->name, name))
-		return true;
-	return user->multi_format && !strncmp(user->name, name, len) &&
-	       user->name[len] == '.';
-}
-
-/*
- * May the caller delete @user through DIAG_IOCSDEL?  A user of
- * user_events_data alone deletes its own events, not those of others,
- * which it could otherwise take from them, nor the administrator's.
+ * May the caller delete @user through DIAG_IOCSDEL?  Without CAP_PERFMON,
+ * not an event of the administrator's (@admin_delete).
+ * A user of user_events_data alone deletes its own events, not those of
+ * others, which it could otherwise take from them.
  */
 static bool user_event_may_delete(struct user_event *user)
 {
@@ -4303,9 +4309,7 @@ static bool user_event_may_delete(struct user_event *user)
  * @uarg: the caller's NUL-terminated event name
  *
  * Deletes the event of that name and the multi-format events of that
- * name, all or none.  Without CAP_PERFMON, the caller deletes only
- * events that its effective uid created and that neither dynamic_events
- * nor USER_EVENT_REG_PERSIST made the administrator's (see
+ * name, all or none, if the caller may delete each of them (see
  * user_event_may_delete()).
  *
  * Return: 0, -ENOENT if there is no such event, -EPERM, -EBUSY while one
