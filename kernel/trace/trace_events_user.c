@@ -163,6 +163,8 @@
  * between two looks at whether anyone waits for the event's enablers.
  */
 #define USER_EVENT_SYNC_ENABLERS	16
+/* Items a long pass goes through between two quiescent states */
+#define USER_EVENT_PASS_QS	256
 /*
  * Workers that the memory of one user's address spaces may hold, waiting
  * for a fault or an mmap_lock: pages that a user never serves hold up its
@@ -1658,11 +1660,15 @@ static u64 user_enabler_key(unsigned long addr, int bit)
 	return (u64)addr << 6 | bit;
 }
 
+/*
+ * Not shrunk as enablers go: the address space may register as many
+ * again, and at its exit, when all go at once, shrinking would rehash
+ * the table over and over
+ */
 static const struct rhashtable_params user_enabler_params = {
 	.key_len = sizeof(u64),
 	.key_offset = offsetof(struct user_event_enabler, key),
 	.head_offset = offsetof(struct user_event_enabler, node),
-	.automatic_shrinking = true,
 };
 
 static void user_event_mm_put(struct user_event_mm *umm)
@@ -1672,6 +1678,41 @@ static void user_event_mm_put(struct user_event_mm *umm)
 	rhashtable_destroy(&umm->table);
 	mmdrop(umm->mm);
 	kfree_rcu(umm, rcu);
+}
+
+/**
+ * user_events_pass_pause - a pause of a long pass
+ *
+ * Some passes go through tens of thousands of items, such as the enablers
+ * of an address space at a fork or an exit, and take tens of
+ * milliseconds.  Between two items they hold no RCU read lock, nor any
+ * spinlock.  RCU that cannot preempt a task (no CONFIG_PREEMPT_RCU)
+ * learns of such a quiescent state only once it asks for one, a tenth of
+ * a second into a grace period; and a tracer attaching to any event may
+ * wait for a grace period (tracepoint_probe_register()).  So the pass
+ * reports one itself: switching another event does not take as long as
+ * the pass.
+ */
+static void user_events_pass_pause(void)
+{
+	cond_resched();
+	if (IS_ENABLED(CONFIG_PREEMPT_RCU))
+		return;
+	local_irq_disable();
+	rcu_momentary_eqs();
+	local_irq_enable();
+}
+
+/*
+ * Between two items of a long pass: @n counts them, and every
+ * USER_EVENT_PASS_QS the pass pauses
+ */
+static void user_events_pass_next(unsigned int *n)
+{
+	if (++*n % USER_EVENT_PASS_QS)
+		cond_resched();
+	else
+		user_events_pass_pause();
 }
 
 /**
@@ -1918,7 +1959,7 @@ again:
 		/* Off the list only if it dies meanwhile */
 		refcount_inc(&e->refcnt);
 		mutex_unlock(&user->enablers_lock);
-		cond_resched();
+		user_events_pass_pause();
 		mutex_lock(&user->enablers_lock);
 		gone = e->dead;
 		user_enabler_put(e);
@@ -1979,6 +2020,7 @@ static void user_event_mm_work(struct work_struct *work)
 						 work);
 	struct user_event_gate *held = user_event_gate_granted(umm);
 	struct user_event_enabler *e;
+	unsigned int passed = 0;
 
 	while ((e = user_event_mm_pending(umm))) {
 		if (!mmget_not_zero(umm->mm)) {
@@ -2001,6 +2043,8 @@ static void user_event_mm_work(struct work_struct *work)
 		}
 		mmput(umm->mm);
 		user_enabler_put(e);
+		/* A fork's copies may all be pending */
+		user_events_pass_next(&passed);
 	}
 	if (held)
 		user_event_gate_exit(held);
@@ -2034,9 +2078,20 @@ static struct user_event_mm *user_event_mm_lookup(struct mm_struct *mm)
 	return umm;
 }
 
-/* The user_event_mm of @mm, a live address space, created if need be */
-static struct user_event_mm *user_event_mm_get(struct mm_struct *mm)
+/**
+ * user_event_mm_get - the user_event_mm of an address space
+ * @mm: the address space, live
+ * @nr_hint: how many enablers it is about to get: a fork makes its table
+ *	that large at once, rather than have it grow (and be rehashed) time
+ *	after time while the copies go in
+ *
+ * Return: the user_event_mm of @mm, created if need be; NULL if out of
+ * memory.
+ */
+static struct user_event_mm *user_event_mm_get(struct mm_struct *mm,
+					       unsigned int nr_hint)
 {
+	struct rhashtable_params params = user_enabler_params;
 	struct user_event_mm *umm, *found;
 
 	umm = user_event_mm_lookup(mm);
@@ -2046,7 +2101,8 @@ static struct user_event_mm *user_event_mm_get(struct mm_struct *mm)
 	umm = kzalloc(sizeof(*umm), GFP_KERNEL_ACCOUNT);
 	if (!umm)
 		return NULL;
-	if (rhashtable_init(&umm->table, &user_enabler_params)) {
+	params.nelem_hint = min_t(unsigned int, nr_hint, U16_MAX);
+	if (rhashtable_init(&umm->table, &params)) {
 		kfree(umm);
 		return NULL;
 	}
@@ -2258,12 +2314,14 @@ struct user_event_mm *__user_events_fork_begin(struct mm_struct *oldmm)
 static void user_event_mm_reap(struct user_event_mm *umm)
 {
 	struct user_event_enabler *e, *tmp;
+	unsigned int passed = 0;
 
 	lockdep_assert_held(&umm->lock);
 
 	list_for_each_entry_safe(e, tmp, &umm->enablers, mm_link) {
 		if (e->unregistered)
 			user_enabler_remove(e);
+		user_events_pass_next(&passed);
 	}
 }
 
@@ -2273,6 +2331,7 @@ static void user_event_mm_copy(struct user_event_mm *old,
 {
 	struct user_bit_batch b = { .wait = true };
 	struct user_event_enabler *e, *copy;
+	unsigned int passed = 0;
 	struct user_event_mm *umm;
 	bool exempt;
 
@@ -2281,7 +2340,7 @@ static void user_event_mm_copy(struct user_event_mm *old,
 		return;
 	/* The copies count against the forking user: asked once per fork */
 	exempt = user_limit_exempt();
-	umm = user_event_mm_get(mm);
+	umm = user_event_mm_get(mm, old->nr_enablers);
 	/* No path takes the child's lock before the parent's */
 	if (umm)
 		mutex_lock_nested(&umm->lock, SINGLE_DEPTH_NESTING);
@@ -2311,7 +2370,7 @@ static void user_event_mm_copy(struct user_event_mm *old,
 					       false, true);
 			}
 		}
-		cond_resched();
+		user_events_pass_next(&passed);
 	}
 	user_bit_batch_end(&b);
 	if (umm)
@@ -2366,6 +2425,7 @@ void __user_events_fork_end(struct user_event_mm *old, struct mm_struct *oldmm,
 void __user_events_exit_mm(struct mm_struct *mm)
 {
 	struct user_event_enabler *e, *tmp;
+	unsigned int passed = 0;
 	struct user_event_mm *umm;
 
 	umm = user_event_mm_lookup(mm);
@@ -2375,7 +2435,7 @@ void __user_events_exit_mm(struct mm_struct *mm)
 	mutex_lock(&umm->lock);
 	list_for_each_entry_safe(e, tmp, &umm->enablers, mm_link) {
 		user_enabler_remove(e);
-		cond_resched();
+		user_events_pass_next(&passed);
 	}
 	mutex_unlock(&umm->lock);
 
@@ -3434,13 +3494,28 @@ static void user_event_gc(struct work_struct *work)
 	bool retry = false;
 	LIST_HEAD(todo);
 
-	mutex_lock(&event_mutex);
 	spin_lock(&user_event_gc_lock);
 	list_splice_init(&user_event_gc_list, &todo);
-	while ((user = list_first_entry_or_null(&todo, struct user_event,
-						gc_link))) {
-		list_del_init(&user->gc_link);
+	spin_unlock(&user_event_gc_lock);
+
+	/*
+	 * An exit may drop thousands: each is deleted under event_mutex of
+	 * its own, so that a change of another event's state waits for one
+	 * deletion, not for all.  A delete meanwhile takes its event off
+	 * @todo, under user_event_gc_lock.
+	 */
+	for (;;) {
+		mutex_lock(&event_mutex);
+		spin_lock(&user_event_gc_lock);
+		user = list_first_entry_or_null(&todo, struct user_event,
+						gc_link);
+		if (user)
+			list_del_init(&user->gc_link);
 		spin_unlock(&user_event_gc_lock);
+		if (!user) {
+			mutex_unlock(&event_mutex);
+			break;
+		}
 
 		if (user->auto_delete && !user_event_referenced(user) &&
 		    user_event_destroy(user)) {
@@ -3452,19 +3527,9 @@ static void user_event_gc(struct work_struct *work)
 			spin_unlock(&user_event_gc_lock);
 			retry = true;
 		}
-		/*
-		 * An exit may drop thousands: let others have event_mutex.  A
-		 * delete meanwhile takes its event off @todo, under the lock.
-		 */
-		if (need_resched()) {
-			mutex_unlock(&event_mutex);
-			cond_resched();
-			mutex_lock(&event_mutex);
-		}
-		spin_lock(&user_event_gc_lock);
+		mutex_unlock(&event_mutex);
+		user_events_pass_pause();
 	}
-	spin_unlock(&user_event_gc_lock);
-	mutex_unlock(&event_mutex);
 
 	if (retry)
 		queue_delayed_work(system_wq, &user_event_gc_work,
@@ -4147,7 +4212,7 @@ static long user_events_reg_enable_bit(struct user_event_file_info *info,
 	 * Not under a lock others need: storing the answer may fault.  Before
 	 * the enabler exists, whose bit a tracer may set from then on.
 	 */
-	umm = user_event_mm_get(current->mm);
+	umm = user_event_mm_get(current->mm, 0);
 	if (put_user(st.index, &ureg->write_index)) {
 		ret = -EFAULT;
 	} else if (!umm) {

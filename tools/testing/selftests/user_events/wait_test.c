@@ -21,7 +21,22 @@
  *   process), as registering costs it a hundred times more: the lock it
  *   holds is the same.  Its times measure its checkers as much as the
  *   locks (a single switch varies 3x there when the host is busy), so it
- *   is held to 5x; the plain kernel keeps the 2x of SPEC.
+ *   is held to 5x; the plain kernel keeps the 2x of SPEC;
+ * - a producer that exits with thousands of automatic events, which are
+ *   then deleted one after the other, does not slow down switching
+ *   another event: each deletion holds event_mutex, not all of them;
+ * - a process with 32,768 enable bits (one page of words) that forks and
+ *   exits in a loop does not either, on a system that went through what
+ *   a long-running one does first (events deleted while the trace buffer
+ *   holds their records, persistent multi-format events, automatic events
+ *   gone with their process).  Its passes over every bit at each fork and
+ *   exit take no lock another event needs, and report their quiescent
+ *   states to RCU as they go, for which a tracer attaching to any event
+ *   may wait.
+ *
+ * Switching another event is timed the way a tool does it, one write to
+ * its enable file at a time, PACE_MS apart; the slowest of them stays
+ * within 2x the slowest when idle, plus 20 ms.
  *
  * Each test releases what it stalled, and the bits then follow the
  * events again.
@@ -536,6 +551,303 @@ TEST_F_TIMEOUT(wait, many_bits_hold_up_no_other_event, LONG_TIMEOUT)
 	}
 	ASSERT_TRUE(ue_parent_say(&prod, 'x'));
 	EXPECT_EQ(0, ue_child_finish(&prod));
+}
+
+/*
+ * Points 4 and 5: single writes to the enable file of a status page
+ * event, PACE_MS apart, as a tool or a person switches it
+ */
+#define PACE_MS		50
+/* Rounds of a measurement, for one late wakeup of a vCPU (see above) */
+#define PACED_ROUNDS	3
+
+/* Register the status page event @name on @fd; 0 or errno */
+static int reg_status(int fd, const char *name)
+{
+	struct ue_status_reg reg;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "%s u32 v", name);
+	return ue_reg(fd, cmd, &reg);
+}
+
+/*
+ * Write 1, then 0, ... to the enable file of @name, @n writes PACE_MS
+ * apart, and leave it disabled; the slowest write in ms, -1 on error
+ */
+static long long paced_slowest(const char *name, int n)
+{
+	long long t0, ms, slowest = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		t0 = ue_now_ms();
+		if (ue_enable(NULL, name, !(i & 1)))
+			return -1;
+		ms = ue_now_ms() - t0;
+		if (ms > slowest)
+			slowest = ms;
+		usleep(PACE_MS * 1000);
+	}
+	if (i & 1 && ue_enable(NULL, name, false))
+		return -1;
+	return slowest;
+}
+
+/* Events of dynamic_events whose name starts with @prefix; -1 on error */
+static int events_named(const char *prefix)
+{
+	char *text = ue_read_file("dynamic_events"), *line, *save = NULL;
+	size_t len = strlen(prefix);
+	int n = 0;
+
+	if (!text)
+		return -1;
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "u:", 2) && !strncmp(line + 2, prefix, len))
+			n++;
+	}
+	free(text);
+	return n;
+}
+
+/*
+ * Point 4: a producer registers @arg automatic events, each with an enable
+ * bit, says so, and exits when told: they are deleted after it
+ */
+static int gone_producer(struct ue_child *c, void *arg)
+{
+	int n = *(int *)arg, fd, i;
+	char name[64];
+	__u32 *words;
+
+	words = mmap(NULL, (n / 32 + 1) * 4, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fd = ue_open_data();
+	if (words == MAP_FAILED || fd == -1)
+		return ue_child_fail(1, "setup");
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), PREFIX "gone%d", i);
+		if (reg_word(fd, name, &words[i / 32], i % 32))
+			return ue_child_fail(2, "register");
+	}
+	if (!ue_child_say(c, 'r') || ue_child_hear(c) != 'x')
+		return ue_child_fail(3, "talk to the parent");
+	return 0;
+}
+
+/* Automatic events of one producer; a tenth of them in the debug kernel */
+#define GONE_EVENTS	3000
+
+/*
+ * Point 4, with @n events: the slowest paced write from the producer's
+ * exit until its last event is gone (in @gone_ms), or -1.  Whether one
+ * is gone is asked of tracefs, not of dynamic_events: reading that takes
+ * event_mutex, and would wait for what the writes are there to time.
+ */
+static long long gone_events_slowest(const char *other, int n,
+				     long long *gone_ms)
+{
+	long long slowest = 0, ms, t0;
+	struct ue_child c;
+	char last[64];
+
+	snprintf(last, sizeof(last), PREFIX "gone%d", n - 1);
+	if (ue_child_start(&c, gone_producer, &n) ||
+	    ue_parent_hear(&c) != 'r' || !ue_parent_say(&c, 'x') ||
+	    ue_child_finish(&c))
+		return -1;
+	t0 = ue_now_ms();
+	do {
+		ms = paced_slowest(other, 2);
+		if (ms < 0 || ms > slowest)
+			slowest = ms;
+	} while (slowest >= 0 && ue_event_exists(last) &&
+		 ue_now_ms() - t0 < UE_WAIT_MS);
+	*gone_ms = ue_now_ms() - t0;
+	/* Deleted in the order they were registered: the last goes last */
+	return events_named(PREFIX "gone") ? -1 : slowest;
+}
+
+TEST_F_TIMEOUT(wait, gone_events_hold_up_no_other_event, LONG_TIMEOUT)
+{
+	const char *other = PREFIX "status";
+	int n = ue_scaled(GONE_EVENTS, 10), factor = ue_debug_kernel() ? 5 : 2;
+	long long idle, loaded, gone_ms;
+	bool within = false;
+	int round;
+
+	ASSERT_EQ(0, reg_status(self->fd, other));
+	for (round = 0; round < PACED_ROUNDS && !within; round++) {
+		idle = paced_slowest(other, 20);
+		loaded = gone_events_slowest(other, n, &gone_ms);
+		ue_msg("%d events gone in %lld ms: slowest write %lld ms, idle %lld\n",
+		       n, gone_ms, loaded, idle);
+		ASSERT_LE(0, idle);
+		ASSERT_LE(0, loaded);
+		within = loaded <= factor * idle + 20;
+	}
+	EXPECT_TRUE(within) {
+		TH_LOG("slower than %d x idle + 20 ms in each of %d rounds",
+		       factor, PACED_ROUNDS);
+	}
+}
+
+/*
+ * Point 5: the process with FORK_BITS enable bits, one page of words.
+ * Told 'f', it forks children that exit at once, one after the other,
+ * until told 's'; then says how many it forked and the slowest fork and
+ * exit, in a struct fork_loop shared with the parent.
+ */
+#define FORK_BITS	(UE_PAGE_SIZE * 8)
+/* How long each round lets it fork */
+#define FORK_LOOP_MS	4000
+
+struct fork_loop {
+	int bits;
+	int forks;
+	long long slowest_ms;
+	long long total_ms;
+	int stop;
+};
+
+static int fork_loop_producer(struct ue_child *c, void *arg)
+{
+	struct fork_loop *loop = arg;
+	long long t0, ms;
+	int fd, i, what;
+	__u32 *words;
+	pid_t pid;
+
+	words = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fd = ue_open_data();
+	if (words == MAP_FAILED || fd == -1)
+		return ue_child_fail(1, "setup");
+	for (i = 0; i < loop->bits; i++) {
+		if (reg_word(fd, PREFIX "forks", &words[i / 32], i % 32))
+			return ue_child_fail(2, "register");
+	}
+	if (!ue_child_say(c, 'r'))
+		return ue_child_fail(3, "talk to the parent");
+	while ((what = ue_child_hear(c)) == 'f') {
+		loop->forks = 0;
+		loop->slowest_ms = 0;
+		loop->total_ms = 0;
+		while (!__atomic_load_n(&loop->stop, __ATOMIC_ACQUIRE)) {
+			t0 = ue_now_ms();
+			pid = fork();
+			if (pid == 0)
+				_exit(0);
+			if (pid == -1 || waitpid(pid, NULL, 0) != pid)
+				return ue_child_fail(4, "fork");
+			ms = ue_now_ms() - t0;
+			loop->forks++;
+			loop->total_ms += ms;
+			if (ms > loop->slowest_ms)
+				loop->slowest_ms = ms;
+		}
+		if (!ue_child_say(c, 'd'))
+			return ue_child_fail(5, "talk to the parent");
+	}
+	return what == 'x' ? 0 : ue_child_fail(6, "talk to the parent");
+}
+
+/* Kept events made by the state of point 5: deleted with records left */
+#define KEPT_EVENTS	200
+/* Persistent multi-format events made and deleted by it */
+#define MULTI_EVENTS	50
+
+/*
+ * What a system that ran for a while has been through: events deleted
+ * while the trace buffer holds their records, persistent multi-format
+ * events created and deleted, automatic events gone with their process.
+ * 0, or the step that failed.
+ */
+static int accumulate_state(const char *other)
+{
+	int fd = ue_open_data(), i, n = ue_scaled(GONE_EVENTS / 6, 10);
+	struct ue_status_reg reg;
+	char cmd[128], name[64];
+	long long ms;
+	__u32 word = 0, v;
+
+	if (fd == -1)
+		return 1;
+	for (i = 0; i < ue_scaled(KEPT_EVENTS, 10); i++) {
+		snprintf(name, sizeof(name), PREFIX "kept%d", i);
+		snprintf(cmd, sizeof(cmd), "%s u32 v", name);
+		v = i;
+		if (ue_reg(fd, cmd, &reg) || ue_enable(NULL, name, true) ||
+		    ue_emit(fd, reg.write_index, &v, sizeof(v)) != 8 ||
+		    ue_enable(NULL, name, false))
+			return 2;
+	}
+	for (i = 0; i < ue_scaled(MULTI_EVENTS, 10); i++) {
+		snprintf(cmd, sizeof(cmd), PREFIX "multi u32 v%d", i);
+		if (ue_reg_bit(fd, cmd, &word, 4, i % 32,
+			       USER_EVENT_REG_PERSIST |
+			       USER_EVENT_REG_MULTI_FORMAT, NULL) ||
+		    ue_unreg_bit(fd, &word, i % 32))
+			return 3;
+	}
+	close(fd);
+	if (ue_del(PREFIX "multi"))
+		return 4;
+	for (i = 0; i < ue_scaled(KEPT_EVENTS, 10); i++) {
+		snprintf(name, sizeof(name), PREFIX "kept%d", i);
+		if (ue_del(name))
+			return 5;
+	}
+	if (gone_events_slowest(other, n, &ms) < 0)
+		return 6;
+	return 0;
+}
+
+TEST_F_TIMEOUT(wait, big_forks_hold_up_no_other_event, LONG_TIMEOUT)
+{
+	const char *other = PREFIX "status";
+	int factor = ue_debug_kernel() ? 5 : 2, round;
+	long long idle, loaded;
+	struct fork_loop *loop;
+	bool within = false;
+	struct ue_child c;
+
+	loop = mmap(NULL, sizeof(*loop), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, loop);
+	loop->bits = ue_scaled(FORK_BITS, 10);
+	ASSERT_EQ(0, reg_status(self->fd, other));
+	ASSERT_EQ(0, accumulate_state(other));
+
+	ASSERT_EQ(0, ue_child_start(&c, fork_loop_producer, loop));
+	ASSERT_EQ('r', ue_parent_hear(&c));
+	for (round = 0; round < PACED_ROUNDS && !within; round++) {
+		idle = paced_slowest(other, 20);
+		__atomic_store_n(&loop->stop, 0, __ATOMIC_RELEASE);
+		ASSERT_TRUE(ue_parent_say(&c, 'f'));
+		loaded = paced_slowest(other, FORK_LOOP_MS / PACE_MS);
+		__atomic_store_n(&loop->stop, 1, __ATOMIC_RELEASE);
+		ASSERT_EQ('d', ue_parent_hear(&c));
+		ue_msg("%d enable bits: %d forks and exits, %lld ms each, %lld at worst\n",
+		       loop->bits, loop->forks,
+		       loop->forks ? loop->total_ms / loop->forks : 0,
+		       loop->slowest_ms);
+		ue_msg("meanwhile another event's slowest write %lld ms, idle %lld ms\n",
+		       loaded, idle);
+		ASSERT_LE(0, idle);
+		ASSERT_LE(0, loaded);
+		ASSERT_LT(0, loop->forks);
+		within = loaded <= factor * idle + 20;
+	}
+	EXPECT_TRUE(within) {
+		TH_LOG("slower than %d x idle + 20 ms in each of %d rounds",
+		       factor, PACED_ROUNDS);
+	}
+	ASSERT_TRUE(ue_parent_say(&c, 'x'));
+	EXPECT_EQ(0, ue_child_finish(&c));
+	munmap(loop, sizeof(*loop));
 }
 
 TEST_HARNESS_MAIN
