@@ -163,7 +163,7 @@
  * between two looks at whether anyone waits for the event's enablers.
  */
 #define USER_EVENT_SYNC_ENABLERS	16
-/* Items a long pass goes through between two quiescent states */
+/* Items of a long pass between two of its quiescent states */
 #define USER_EVENT_PASS_QS	256
 /*
  * Workers that the memory of one user's address spaces may hold, waiting
@@ -1660,15 +1660,11 @@ static u64 user_enabler_key(unsigned long addr, int bit)
 	return (u64)addr << 6 | bit;
 }
 
-/*
- * Not shrunk as enablers go: the address space may register as many
- * again, and at its exit, when all go at once, shrinking would rehash
- * the table over and over
- */
 static const struct rhashtable_params user_enabler_params = {
 	.key_len = sizeof(u64),
 	.key_offset = offsetof(struct user_event_enabler, key),
 	.head_offset = offsetof(struct user_event_enabler, node),
+	.automatic_shrinking = true,
 };
 
 static void user_event_mm_put(struct user_event_mm *umm)
@@ -1681,22 +1677,25 @@ static void user_event_mm_put(struct user_event_mm *umm)
 }
 
 /**
- * user_events_pass_pause - a pause of a long pass
+ * user_event_quiescent - let others run, and RCU know, in a long pass
  *
  * Some passes go through tens of thousands of items, such as the enablers
  * of an address space at a fork or an exit, and take tens of
- * milliseconds.  Between two items they hold no RCU read lock, nor any
- * spinlock.  RCU that cannot preempt a task (no CONFIG_PREEMPT_RCU)
+ * milliseconds.  Between two items they hold no RCU read lock, no
+ * spinlock, and may sleep.  Where RCU readers cannot be preempted, RCU
  * learns of such a quiescent state only once it asks for one, a tenth of
- * a second into a grace period; and a tracer attaching to any event may
- * wait for a grace period (tracepoint_probe_register()).  So the pass
- * reports one itself: switching another event does not take as long as
- * the pass.
+ * a second into a grace period; on a nohz_full CPU, not even then.  And a
+ * tracer attaching to any event may wait for a grace period
+ * (tp_rcu_cond_sync() in tracepoint_add_func()).  So the pass reports one
+ * itself, as a zero-length extended quiescent state: switching another
+ * event does not take as long as the pass.
+ *
+ * Context: may sleep; no RCU read lock held (cond_resched() checks both).
  */
-static void user_events_pass_pause(void)
+static void user_event_quiescent(void)
 {
 	cond_resched();
-	if (IS_ENABLED(CONFIG_PREEMPT_RCU))
+	if (!IS_ENABLED(CONFIG_TREE_RCU))
 		return;
 	local_irq_disable();
 	rcu_momentary_eqs();
@@ -1704,15 +1703,16 @@ static void user_events_pass_pause(void)
 }
 
 /*
- * Between two items of a long pass: @n counts them, and every
- * USER_EVENT_PASS_QS the pass pauses
+ * Between two items of a long pass, which @n counts: user_event_quiescent()
+ * every USER_EVENT_PASS_QS of them
  */
-static void user_events_pass_next(unsigned int *n)
+static void user_event_pass_next(unsigned int *n)
 {
-	if (++*n % USER_EVENT_PASS_QS)
+	*n += 1;
+	if (*n % USER_EVENT_PASS_QS)
 		cond_resched();
 	else
-		user_events_pass_pause();
+		user_event_quiescent();
 }
 
 /**
@@ -1959,7 +1959,7 @@ again:
 		/* Off the list only if it dies meanwhile */
 		refcount_inc(&e->refcnt);
 		mutex_unlock(&user->enablers_lock);
-		user_events_pass_pause();
+		user_event_quiescent();
 		mutex_lock(&user->enablers_lock);
 		gone = e->dead;
 		user_enabler_put(e);
@@ -2044,7 +2044,7 @@ static void user_event_mm_work(struct work_struct *work)
 		mmput(umm->mm);
 		user_enabler_put(e);
 		/* A fork's copies may all be pending */
-		user_events_pass_next(&passed);
+		user_event_pass_next(&passed);
 	}
 	if (held)
 		user_event_gate_exit(held);
@@ -2321,7 +2321,7 @@ static void user_event_mm_reap(struct user_event_mm *umm)
 	list_for_each_entry_safe(e, tmp, &umm->enablers, mm_link) {
 		if (e->unregistered)
 			user_enabler_remove(e);
-		user_events_pass_next(&passed);
+		user_event_pass_next(&passed);
 	}
 }
 
@@ -2340,7 +2340,8 @@ static void user_event_mm_copy(struct user_event_mm *old,
 		return;
 	/* The copies count against the forking user: asked once per fork */
 	exempt = user_limit_exempt();
-	umm = user_event_mm_get(mm, old->nr_enablers);
+	/* Sized at once for the copies no limit can refuse */
+	umm = user_event_mm_get(mm, exempt ? old->nr_enablers : 0);
 	/* No path takes the child's lock before the parent's */
 	if (umm)
 		mutex_lock_nested(&umm->lock, SINGLE_DEPTH_NESTING);
@@ -2370,7 +2371,7 @@ static void user_event_mm_copy(struct user_event_mm *old,
 					       false, true);
 			}
 		}
-		user_events_pass_next(&passed);
+		user_event_pass_next(&passed);
 	}
 	user_bit_batch_end(&b);
 	if (umm)
@@ -2435,7 +2436,7 @@ void __user_events_exit_mm(struct mm_struct *mm)
 	mutex_lock(&umm->lock);
 	list_for_each_entry_safe(e, tmp, &umm->enablers, mm_link) {
 		user_enabler_remove(e);
-		user_events_pass_next(&passed);
+		user_event_pass_next(&passed);
 	}
 	mutex_unlock(&umm->lock);
 
@@ -3528,7 +3529,7 @@ static void user_event_gc(struct work_struct *work)
 			retry = true;
 		}
 		mutex_unlock(&event_mutex);
-		user_events_pass_pause();
+		user_event_quiescent();
 	}
 
 	if (retry)
@@ -3673,9 +3674,18 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 	else
 		user = user_event_find(def.name);
 	if (user && !user_event_fields_match(user, &def)) {
-		user_event_log(cmd, USER_EVENT_ERR_FIELDS_DIFFER, at);
-		ret = -EADDRINUSE;
-		goto out;
+		/*
+		 * But for an automatic event that nothing holds any more, on
+		 * its way out (user_event_gc()): it makes room at once for a
+		 * program that comes back with other fields.
+		 */
+		if (!user->auto_delete || user_event_referenced(user) ||
+		    user_event_destroy(user)) {
+			user_event_log(cmd, USER_EVENT_ERR_FIELDS_DIFFER, at);
+			ret = -EADDRINUSE;
+			goto out;
+		}
+		user = NULL;
 	}
 	if (!user && !multi_format && user_event_name_taken(def.name)) {
 		user_event_log(cmd, USER_EVENT_ERR_NAME_TAKEN, at);

@@ -24,7 +24,9 @@
  *   last enable bit, the exit of the process, ftrace, perf, an eprobe, a
  *   trigger of another event), recorded and once enabled or not; the
  *   records it left stay in the buffer, printed with its format, and the
- *   name is free for other fields.  A recorded event deleted, by itself
+ *   name is free for other fields: at once for a program that comes back
+ *   with other fields after its exit left thousands of them to delete.
+ *   A recorded event deleted, by itself
  *   or explicitly, keeps its type: registered again with the same fields
  *   it has the same id;
  * - DIAG_IOCSDEL of a name deletes every event of it, in user_events and
@@ -2274,6 +2276,57 @@ TEST_F_TIMEOUT(en, automatic_events, LONG_TIMEOUT)
 	ASSERT_TRUE(ue_event_exists(name));
 	close(perf_fd);
 	ASSERT_TRUE(en_wait_gone(name));
+}
+
+/*
+ * A program that comes back with other fields: the automatic events its
+ * last run left at its exit make room for them at once, even before the
+ * worker that deletes them one after the other comes to theirs.  The
+ * child registers BACK_EVENTS automatic events and exits when told;
+ * their worker deletes the last one last.
+ */
+#define BACK_EVENTS	1000
+
+static int back_child(struct ue_child *c, void *arg)
+{
+	int n = *(int *)arg, fd = ue_open_data(), i;
+	char cmd[64];
+	__u32 *words;
+
+	words = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fd == -1 || words == MAP_FAILED)
+		return ue_child_fail(1, "setup");
+	for (i = 0; i < n; i++) {
+		snprintf(cmd, sizeof(cmd), PREFIX "back%d u32 v", i);
+		if (ue_reg_bit(fd, cmd, &words[i / 32], 4, i % 32, 0, NULL))
+			return ue_child_fail(2, "register");
+	}
+	if (!ue_child_say(c, 'r') || ue_child_hear(c) != 'x')
+		return ue_child_fail(3, "talk to the parent");
+	return 0;
+}
+
+TEST_F_TIMEOUT(en, comes_back_with_other_fields, LONG_TIMEOUT)
+{
+	int n = ue_scaled(BACK_EVENTS, 10);
+	__u32 *word = (__u32 *)self->page;
+	char name[64], cmd[96], *format;
+	struct ue_child c;
+
+	snprintf(name, sizeof(name), PREFIX "back%d", n - 1);
+	snprintf(cmd, sizeof(cmd), "%s u64 w", name);
+	ASSERT_EQ(0, ue_child_start(&c, back_child, &n));
+	ASSERT_EQ('r', ue_parent_hear(&c));
+	ASSERT_TRUE(ue_parent_say(&c, 'x'));
+	ASSERT_EQ(0, ue_child_finish(&c));
+
+	ASSERT_EQ(0, en_reg(self->fd, cmd, word, 4, 0, 0, NULL));
+	format = ue_read_file(ue_event_file(NULL, name, "format"));
+	ASSERT_NE(NULL, format);
+	EXPECT_NE(NULL, strstr(format, "u64 w;"));
+	free(format);
+	ASSERT_EQ(0, en_unreg(self->fd, word, 0));
 }
 
 /*

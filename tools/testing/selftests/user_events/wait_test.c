@@ -259,6 +259,7 @@ FIXTURE_SETUP(wait)
 		SKIP(_exit(255), "no /dev/fuse: CONFIG_FUSE_FS is off");
 
 	ue_cleanup_events(PREFIX);
+	ue_cleanup_system_events(USER_EVENTS_MULTI_SYSTEM, PREFIX);
 	ASSERT_EQ(0, ue_fuse_start(&self->fuse, UNSTALL_MS));
 	self->fd = ue_open_data();
 	ASSERT_NE(-1, self->fd);
@@ -288,6 +289,7 @@ FIXTURE_TEARDOWN(wait)
 	ue_restore_attrs(&self->attrs);
 	ue_fuse_stop(&self->fuse);
 	ue_cleanup_events(PREFIX);
+	ue_cleanup_system_events(USER_EVENTS_MULTI_SYSTEM, PREFIX);
 }
 
 /*
@@ -642,12 +644,13 @@ static int gone_producer(struct ue_child *c, void *arg)
 
 /*
  * Point 4, with @n events: the slowest paced write from the producer's
- * exit until its last event is gone (in @gone_ms), or -1.  Whether one
+ * exit until its last event is gone (in @gone_ms), or -1; 0 in
+ * @overlapped if they were all gone before the first write.  Whether one
  * is gone is asked of tracefs, not of dynamic_events: reading that takes
  * event_mutex, and would wait for what the writes are there to time.
  */
 static long long gone_events_slowest(const char *other, int n,
-				     long long *gone_ms)
+				     long long *gone_ms, int *overlapped)
 {
 	long long slowest = 0, ms, t0;
 	struct ue_child c;
@@ -659,14 +662,19 @@ static long long gone_events_slowest(const char *other, int n,
 	    ue_child_finish(&c))
 		return -1;
 	t0 = ue_now_ms();
-	do {
+	*overlapped = 0;
+	/* They go in the order they were registered: the last goes last */
+	while (slowest >= 0 && ue_event_exists(last) &&
+	       ue_now_ms() - t0 < UE_WAIT_MS) {
+		*overlapped += 1;
 		ms = paced_slowest(other, 2);
 		if (ms < 0 || ms > slowest)
 			slowest = ms;
-	} while (slowest >= 0 && ue_event_exists(last) &&
-		 ue_now_ms() - t0 < UE_WAIT_MS);
+	}
 	*gone_ms = ue_now_ms() - t0;
-	/* Deleted in the order they were registered: the last goes last */
+	/* One the core held a moment (EBUSY) is tried again, a little later */
+	while (events_named(PREFIX "gone") > 0 && ue_now_ms() - t0 < UE_WAIT_MS)
+		usleep(10 * 1000);
 	return events_named(PREFIX "gone") ? -1 : slowest;
 }
 
@@ -675,17 +683,19 @@ TEST_F_TIMEOUT(wait, gone_events_hold_up_no_other_event, LONG_TIMEOUT)
 	const char *other = PREFIX "status";
 	int n = ue_scaled(GONE_EVENTS, 10), factor = ue_debug_kernel() ? 5 : 2;
 	long long idle, loaded, gone_ms;
+	int round, overlapped;
 	bool within = false;
-	int round;
 
 	ASSERT_EQ(0, reg_status(self->fd, other));
 	for (round = 0; round < PACED_ROUNDS && !within; round++) {
 		idle = paced_slowest(other, 20);
-		loaded = gone_events_slowest(other, n, &gone_ms);
+		loaded = gone_events_slowest(other, n, &gone_ms, &overlapped);
 		ue_msg("%d events gone in %lld ms: slowest write %lld ms, idle %lld\n",
 		       n, gone_ms, loaded, idle);
 		ASSERT_LE(0, idle);
 		ASSERT_LE(0, loaded);
+		if (!overlapped)
+			SKIP(return, "all gone before the first write: nothing measured");
 		within = loaded <= factor * idle + 20;
 	}
 	EXPECT_TRUE(within) {
@@ -767,32 +777,35 @@ static int fork_loop_producer(struct ue_child *c, void *arg)
  */
 static int accumulate_state(const char *other)
 {
-	int fd = ue_open_data(), i, n = ue_scaled(GONE_EVENTS / 6, 10);
+	int fd = ue_open_data(), i, n = ue_scaled(GONE_EVENTS / 6, 10), step;
+	int overlapped;
 	struct ue_status_reg reg;
 	char cmd[128], name[64];
-	long long ms;
 	__u32 word = 0, v;
+	long long ms;
 
 	if (fd == -1)
 		return 1;
-	for (i = 0; i < ue_scaled(KEPT_EVENTS, 10); i++) {
+	for (i = 0, step = 0; i < ue_scaled(KEPT_EVENTS, 10) && !step; i++) {
 		snprintf(name, sizeof(name), PREFIX "kept%d", i);
 		snprintf(cmd, sizeof(cmd), "%s u32 v", name);
 		v = i;
 		if (ue_reg(fd, cmd, &reg) || ue_enable(NULL, name, true) ||
 		    ue_emit(fd, reg.write_index, &v, sizeof(v)) != 8 ||
 		    ue_enable(NULL, name, false))
-			return 2;
+			step = 2;
 	}
-	for (i = 0; i < ue_scaled(MULTI_EVENTS, 10); i++) {
+	for (i = 0; i < ue_scaled(MULTI_EVENTS, 10) && !step; i++) {
 		snprintf(cmd, sizeof(cmd), PREFIX "multi u32 v%d", i);
 		if (ue_reg_bit(fd, cmd, &word, 4, i % 32,
 			       USER_EVENT_REG_PERSIST |
 			       USER_EVENT_REG_MULTI_FORMAT, NULL) ||
 		    ue_unreg_bit(fd, &word, i % 32))
-			return 3;
+			step = 3;
 	}
 	close(fd);
+	if (step)
+		return step;
 	if (ue_del(PREFIX "multi"))
 		return 4;
 	for (i = 0; i < ue_scaled(KEPT_EVENTS, 10); i++) {
@@ -800,7 +813,7 @@ static int accumulate_state(const char *other)
 		if (ue_del(name))
 			return 5;
 	}
-	if (gone_events_slowest(other, n, &ms) < 0)
+	if (gone_events_slowest(other, n, &ms, &overlapped) < 0)
 		return 6;
 	return 0;
 }
@@ -848,6 +861,8 @@ TEST_F_TIMEOUT(wait, big_forks_hold_up_no_other_event, LONG_TIMEOUT)
 	ASSERT_TRUE(ue_parent_say(&c, 'x'));
 	EXPECT_EQ(0, ue_child_finish(&c));
 	munmap(loop, sizeof(*loop));
+	/* The records of the kept events, which no other test wants */
+	EXPECT_EQ(0, ue_clear_trace(NULL));
 }
 
 TEST_HARNESS_MAIN
