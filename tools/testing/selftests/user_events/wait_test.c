@@ -25,8 +25,8 @@
  * - a producer that exits with thousands of automatic events, which are
  *   then deleted one after the other, does not slow down switching
  *   another event: each deletion holds event_mutex, not all of them;
- * - a process with 32,768 enable bits (one page of words) that forks and
- *   exits in a loop does not either, on a system that went through what
+ * - a process with 65,536 enable bits (the most one may have) that forks
+ *   and exits in a loop does not either, on a system that went through what
  *   a long-running one does first (events deleted while the trace buffer
  *   holds their records, persistent multi-format events, automatic events
  *   gone with their process).  Its passes over every bit at each fork and
@@ -709,12 +709,16 @@ TEST_F_TIMEOUT(wait, gone_events_hold_up_no_other_event, LONG_TIMEOUT)
 }
 
 /*
- * Point 5: the process with FORK_BITS enable bits, one page of words.
+ * Point 5: the process with FORK_BITS enable bits, as many as one address
+ * space may have, in two pages of words: a fork copies them in one pass,
+ * an exit drops them in another, each as long as a few of the writes
+ * that time the other event, PACE_MS apart.
  * Told 'f', it forks children that exit at once, one after the other,
  * until told 's'; then says how many it forked and the slowest fork and
  * exit, in a struct fork_loop shared with the parent.
  */
-#define FORK_BITS	(UE_PAGE_SIZE * 8)
+/* With the copy of the fixture's bit it inherits, the most there may be */
+#define FORK_BITS	65535
 /* How long each round lets it fork, and measures idle before */
 #define FORK_LOOP_MS	2000
 
@@ -735,7 +739,7 @@ static int fork_loop_producer(struct ue_child *c, void *arg)
 	pid_t pid;
 
 	setpriority(PRIO_PROCESS, 0, 0);
-	words = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+	words = mmap(NULL, FORK_BITS / 8 + 1, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	fd = ue_open_data();
 	if (words == MAP_FAILED || fd == -1)
@@ -835,7 +839,7 @@ TEST_F_TIMEOUT(wait, big_forks_hold_up_no_other_event, LONG_TIMEOUT)
 	loop = mmap(NULL, sizeof(*loop), PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, loop);
-	loop->bits = ue_scaled(FORK_BITS, 10);
+	loop->bits = ue_scaled(FORK_BITS, 20);
 	/* What is measured is waiting for locks, not for a CPU */
 	setpriority(PRIO_PROCESS, 0, -10);
 	ASSERT_EQ(0, reg_status(self->fd, other));
