@@ -102,17 +102,20 @@
 #include "trace_dynevent.h"
 #include "trace_output.h"
 
-/* One status byte per event; byte 0 is never handed out */
-#define USER_EVENTS_MAX_STATUS	4096
+/*
+ * One status byte per event, in one page: 4095 events with 4 KiB pages,
+ * 65535 with 64 KiB pages (byte 0 is never handed out)
+ */
+#define USER_EVENTS_MAX_STATUS	((int)PAGE_SIZE)
 /* Default of the kernel.user_events_max sysctl */
 #define USER_EVENTS_MAX_DEFAULT	32768
 /*
  * Defaults of the limits of one user, user.max_user_events and
- * user.max_user_event_bits: half the status bytes, so that no user takes
- * all of them or all events, and far more enable bits than a program has
- * events times processes.
+ * user.max_user_event_bits: half the status bytes of a 4 KiB page, so
+ * that no user takes all of them or all events, and far more enable bits
+ * than a program has events times processes.
  */
-#define USER_EVENTS_USER_MAX_DEFAULT	(USER_EVENTS_MAX_STATUS / 2)
+#define USER_EVENTS_USER_MAX_DEFAULT	2048
 #define USER_EVENT_BITS_USER_MAX_DEFAULT	SZ_1M
 /*
  * Deleted events kept with their format for their records: the
@@ -462,6 +465,8 @@ static DEFINE_HASHTABLE(user_event_names, USER_EVENT_NAMES_BITS);
 /* Events by status index; protected by event_mutex */
 static struct user_event *user_event_by_index[USER_EVENTS_MAX_STATUS];
 static u8 *user_event_status_page;
+/* The status bytes below it are all taken; protected by event_mutex */
+static int user_event_status_hint = 1;
 /* Number of events, and its limit, the kernel.user_events_max sysctl */
 static int user_event_count;
 static int user_events_max = USER_EVENTS_MAX_DEFAULT;
@@ -1196,14 +1201,17 @@ static int user_event_set_status_index(struct user_event *user)
 
 	if (user->status_index)
 		return 0;
-	for (i = 1; i < USER_EVENTS_MAX_STATUS; i++) {
+	/* From the hint: filling a page of 65535 bytes takes linear time */
+	for (i = user_event_status_hint; i < USER_EVENTS_MAX_STATUS; i++) {
 		if (!user_event_by_index[i]) {
 			user_event_by_index[i] = user;
 			user->status_index = i;
+			user_event_status_hint = i + 1;
 			user_event_update_status(user);
 			return 0;
 		}
 	}
+	user_event_status_hint = USER_EVENTS_MAX_STATUS;
 	return -ENOMEM;
 }
 
@@ -1215,6 +1223,7 @@ static void user_event_clear_status_index(struct user_event *user)
 	if (!user->status_index)
 		return;
 	user_event_by_index[user->status_index] = NULL;
+	user_event_status_hint = min(user_event_status_hint, user->status_index);
 	WRITE_ONCE(user_event_status_page[user->status_index], 0);
 	user->status_index = 0;
 }
@@ -4047,7 +4056,9 @@ static void user_reg_abort(struct user_reg_state *st)
 #ifdef CONFIG_COMPAT
 /*
  * struct user_reg of the status page layout as a 32-bit x86 program has
- * it: its __u64 is 4-byte aligned, which makes it 20 bytes long.
+ * it: its __u64 is 4-byte aligned, which makes it 20 bytes long.  Where a
+ * 32-bit program aligns a __u64 to 8 bytes (arm), compat_u64 does too:
+ * the struct is the 64-bit one, which the native path reads.
  */
 struct compat_user_reg {
 	u32 size;

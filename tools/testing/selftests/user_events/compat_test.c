@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A 32-bit program on a 64-bit kernel (built with -m32): its ioctl numbers
- * carry 4-byte pointers, and its struct user_reg of the status page layout
- * is 20 bytes long (a __u64 is 4-byte aligned on i386).  Both layouts must
- * work as they do for 64-bit programs: status byte and write index of the
- * status page layout, enable bits in 4-byte and 8-byte values (the
- * kernel writes an 8-byte aligned word the same way for it),
- * DIAG_IOCSUNREG, DIAG_IOCSDEL, writes read back from
- * the trace buffer, and the EBADF of an enable bit's write index while
- * nothing is attached.
+ * A 32-bit program on a 64-bit kernel (built with -m32 on x86, for armhf
+ * on arm64): its ioctl numbers carry 4-byte pointers, and its struct
+ * user_reg of the status page layout is 20 bytes long on i386 (a __u64 is
+ * 4-byte aligned there), 24 on arm.  Both layouts must work as they do for
+ * 64-bit programs: status byte and write index of the status page layout,
+ * enable bits in 4-byte and 8-byte values (the kernel writes an 8-byte
+ * aligned word the same way for it), DIAG_IOCSUNREG, DIAG_IOCSDEL, writes
+ * read back from the trace buffer, and the EBADF of an enable bit's write
+ * index while nothing is attached.
  *
  * Built as a 64-bit program, it skips: there is nothing of its own to
  * test.
@@ -23,24 +23,24 @@
 #define EV_BIT		PREFIX "bit"
 #define EV_BIT64	PREFIX "bit64"
 
-/* A 64-bit build has nothing to test: the 32-bit one does */
-#define BUILT_64BIT	(sizeof(void *) != 4)
+#if __SIZEOF_POINTER__ == 4
 
 TEST(abi_numbers)
 {
-	if (BUILT_64BIT)
-		SKIP(return, "a 64-bit build: the 32-bit one tests");
-
 	/* The pointer size is part of the numbers */
 	ASSERT_EQ(0xc0042a00, (unsigned int)DIAG_IOCSREG);
 	ASSERT_EQ(0x40042a01, (unsigned int)DIAG_IOCSDEL);
 	ASSERT_EQ(0x40042a02, (unsigned int)DIAG_IOCSUNREG);
 
-	/* The status page layout as i386 lays it out */
-	ASSERT_EQ(20, sizeof(struct ue_status_reg));
-	ASSERT_EQ(4, offsetof(struct ue_status_reg, name_args));
-	ASSERT_EQ(12, offsetof(struct ue_status_reg, status_index));
-	ASSERT_EQ(16, offsetof(struct ue_status_reg, write_index));
+	/* The status page layout as the program's ABI lays it out */
+	ASSERT_EQ(UE_U64_OFFSET + 16, sizeof(struct ue_status_reg));
+	ASSERT_EQ(UE_U64_OFFSET, offsetof(struct ue_status_reg, name_args));
+	ASSERT_EQ(UE_U64_OFFSET + 8,
+		  offsetof(struct ue_status_reg, status_index));
+	ASSERT_EQ(UE_U64_OFFSET + 12,
+		  offsetof(struct ue_status_reg, write_index));
+	/* i386 aligns a __u64 in a struct to 4 bytes, arm to 8 */
+	ASSERT_TRUE(UE_U64_OFFSET == 4 || UE_U64_OFFSET == 8);
 
 	/* The enable bit layout is packed: the same as on 64-bit */
 	ASSERT_EQ(28, sizeof(struct user_reg));
@@ -59,9 +59,6 @@ FIXTURE(compat) {
 FIXTURE_SETUP(compat)
 {
 	UE_SKIP_IF_UNAVAILABLE();
-	if (BUILT_64BIT)
-		SKIP(return, "a 64-bit build: the 32-bit one tests");
-
 	ue_cleanup_events(PREFIX);
 	self->fd = ue_open_data();
 	ASSERT_NE(-1, self->fd);
@@ -73,8 +70,6 @@ FIXTURE_SETUP(compat)
 
 FIXTURE_TEARDOWN(compat)
 {
-	if (sizeof(void *) != 4)
-		return;
 	ue_unreg_bit(self->fd, &self->word, 31);
 	ue_close_status_page(self->status_fd, self->status);
 	close(self->fd);
@@ -82,7 +77,7 @@ FIXTURE_TEARDOWN(compat)
 	ue_clear_trace(NULL);
 }
 
-/* The status page layout: its outputs land at i386's offsets */
+/* The status page layout: its outputs land at the program's offsets */
 TEST_F(compat, status_page_layout)
 {
 	struct ue_status_reg reg;
@@ -147,13 +142,22 @@ TEST_F(compat, enable_bit_u32)
 
 /*
  * An 8-byte value: bit 40 lands in the upper half, bit 3 in the lower,
- * and the other bits of the word stay the program's.
+ * and the other bits of the word stay the program's (on a 64-bit kernel;
+ * a 32-bit one refuses it).
  */
 TEST_F(compat, enable_bit_u64)
 {
 	__u32 idx = ~0U, v = 9;
 
 	self->word64 = 0x0000fe00000000f0ULL;
+	if (!ue_kernel_64bit()) {
+		/* A 32-bit kernel's long is 4 bytes: it takes none of 8 */
+		ASSERT_EQ(EINVAL, ue_reg_bit(self->fd, EV_BIT64 " u32 v",
+					     &self->word64, 8, 3, 0, NULL));
+		ASSERT_EQ(0x0000fe00000000f0ULL, self->word64);
+		ASSERT_FALSE(ue_event_exists(EV_BIT64));
+		return;
+	}
 	ASSERT_EQ(0, ue_reg_bit(self->fd, EV_BIT64 " u32 v", &self->word64, 8,
 				40, 0, &idx));
 	ASSERT_EQ(0, ue_reg_bit(self->fd, EV_BIT64 " u32 v", &self->word64, 8,
@@ -192,5 +196,15 @@ TEST_F(compat, both_layouts)
 	ASSERT_EQ(0, ue_enable(NULL, EV_BIT, false));
 	ASSERT_EQ(0, self->word);
 }
+
+#else
+
+/* A 64-bit build has nothing to test: the 32-bit one does */
+TEST(built_64bit)
+{
+	SKIP(return, "a 64-bit build: the 32-bit one tests");
+}
+
+#endif
 
 TEST_HARNESS_MAIN

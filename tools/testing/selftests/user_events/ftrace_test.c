@@ -639,6 +639,20 @@ TEST_F(ft, string_filter)
 			"tag=yes msg=keep\ntag=yes msg=keep\n");
 }
 
+/* A long of the kernel's holding the 3 bytes at @p first, the others 0 */
+static unsigned long long field_in_long(const __u8 *p)
+{
+	__u64 v64 = 0;
+	__u32 v32 = 0;
+
+	if (!ue_kernel_64bit()) {
+		memcpy(&v32, p, 3);
+		return v32;
+	}
+	memcpy(&v64, p, 3);
+	return v64;
+}
+
 /*
  * An eprobe reads a field of any size without the bytes after it: a
  * 3-byte struct at the end of a record, with more records behind it in
@@ -646,10 +660,12 @@ TEST_F(ft, string_filter)
  */
 TEST_F(ft, eprobe_field_size)
 {
+	static const __u8 one_two_three[3] = { 1, 2, 3 }, ab[3] = {
+		0xab, 0xab, 0xab };
 	const char *name = PREFIX "ep3";
 	__u8 rec[4] = { 0xff, 1, 2, 3 };
+	char cmd[256], want[256];
 	struct user_reg reg;
-	char cmd[256];
 
 	ue_eprobe_remove(EP_GROUP, EP_NAME);
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "ep3 u8 a; struct t x 3", &reg));
@@ -662,9 +678,12 @@ TEST_F(ft, eprobe_field_size)
 	memset(rec, 0xab, sizeof(rec));
 	ASSERT_EQ(8, ue_emit(self->fd, reg.write_index, rec, sizeof(rec)));
 	EXPECT_EQ(0, ue_eprobe_enable(EP_GROUP, EP_NAME, false));
-	UE_ASSERT_TRACE(NULL, EP_NAME,
-			"(" USER_EVENTS_SYSTEM "." PREFIX "ep3) x=0x30201\n"
-			"(" USER_EVENTS_SYSTEM "." PREFIX "ep3) x=0xababab\n");
+	/* The 3 bytes first in a long of the kernel's, the others 0 */
+	snprintf(want, sizeof(want),
+		 "(%s.%s) x=0x%llx\n(%s.%s) x=0x%llx\n",
+		 USER_EVENTS_SYSTEM, name, field_in_long(one_two_three),
+		 USER_EVENTS_SYSTEM, name, field_in_long(ab));
+	UE_ASSERT_TRACE(NULL, EP_NAME, want);
 	ASSERT_EQ(0, ue_eprobe_remove(EP_GROUP, EP_NAME));
 }
 
@@ -837,6 +856,35 @@ static char *line_after(const char *name, const char *text)
 	return line;
 }
 
+/*
+ * Does a kernel event get a user stack with options/userstacktrace?  Not
+ * on every architecture (arm64 records none in this kernel): the fork of
+ * a child, in sched_process_fork, tells.
+ */
+static bool kernel_event_user_stack(void)
+{
+	const char *fork_enable = "events/sched/sched_process_fork/enable";
+	char *trace;
+	bool found;
+	pid_t pid;
+
+	if (ue_clear_trace(NULL) ||
+	    ue_write_file("options/userstacktrace", "1\n", O_TRUNC) ||
+	    ue_write_file(fork_enable, "1\n", O_TRUNC))
+		return false;
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	ue_write_file(fork_enable, "0\n", O_TRUNC);
+	ue_write_file("options/userstacktrace", "0\n", O_TRUNC);
+	trace = ue_read_file("trace");
+	found = trace && strstr(trace, "<user stack trace>");
+	free(trace);
+	return found;
+}
+
 /* The stack trace options add the stacks to each record, as they do */
 TEST_F(ft, stack_options)
 {
@@ -846,6 +894,7 @@ TEST_F(ft, stack_options)
 	static const char * const mark[] = {
 		"<stack trace>", "<user stack trace>",
 	};
+	bool user_stacks = kernel_event_user_stack();
 	char *line;
 	__u32 idx;
 	int i;
@@ -862,7 +911,8 @@ TEST_F(ft, stack_options)
 
 		line = line_after(PREFIX "stk", "v=1");
 		ASSERT_NE(NULL, line);
-		EXPECT_NE(NULL, strstr(line, mark[i])) {
+		/* A user stack where a kernel event gets one */
+		EXPECT_EQ(i == 0 || user_stacks, !!strstr(line, mark[i])) {
 			TH_LOG("%s: after v=1: %s", option[i], line);
 		}
 		free(line);
@@ -1115,6 +1165,16 @@ static int kept_one(const char *name, __u32 v)
 	return ret ?: ue_del(name);
 }
 
+/* A kept event's record of @v, printed as bytes, in memory order */
+static const char *dropped_u32(char *buf, size_t size, __u32 v)
+{
+	const __u8 *b = (const __u8 *)&v;
+
+	snprintf(buf, size, "(format dropped) %02x %02x %02x %02x\n", b[0],
+		 b[1], b[2], b[3]);
+	return buf;
+}
+
 /*
  * The bound of kept events, kernel.user_events_kept_max: past it the
  * oldest prints its records as bytes, and keeps its type number while
@@ -1132,7 +1192,8 @@ TEST_F_TIMEOUT(ft, kept_events_bound, 600)
 	/* At 0, a deleted event is kept as bytes at once, as all others */
 	ASSERT_EQ(0, ue_set_sysctl(UE_KEPT_MAX_PATH, 0));
 	ASSERT_EQ(0, kept_one(PREFIX "b", 1));
-	UE_ASSERT_TRACE(INSTANCE, PREFIX "b", "(format dropped) 01 00 00 00\n");
+	UE_ASSERT_TRACE(INSTANCE, PREFIX "b",
+			dropped_u32(want, sizeof(want), 0x01));
 
 	/* At 2, the oldest of three, past the bound, without its format */
 	ASSERT_EQ(0, ue_set_sysctl(UE_KEPT_MAX_PATH, 2));
@@ -1141,7 +1202,8 @@ TEST_F_TIMEOUT(ft, kept_events_bound, 600)
 		ret = kept_one(name, 0x2a + i);
 	}
 	ASSERT_EQ(0, ret);
-	UE_ASSERT_TRACE(INSTANCE, PREFIX "b0", "(format dropped) 2a 00 00 00\n");
+	UE_ASSERT_TRACE(INSTANCE, PREFIX "b0",
+			dropped_u32(want, sizeof(want), 0x2a));
 	UE_ASSERT_TRACE(INSTANCE, PREFIX "b1", "v=43\n");
 	UE_ASSERT_TRACE(INSTANCE, PREFIX "b2", "v=44\n");
 
@@ -1151,9 +1213,12 @@ TEST_F_TIMEOUT(ft, kept_events_bound, 600)
 		ret = kept_one(name, i);
 	}
 	ASSERT_EQ(0, ret);
-	UE_ASSERT_TRACE(INSTANCE, PREFIX "b", "(format dropped) 01 00 00 00\n");
-	UE_ASSERT_TRACE(INSTANCE, PREFIX "b0", "(format dropped) 2a 00 00 00\n");
-	UE_ASSERT_TRACE(INSTANCE, PREFIX "b37", "(format dropped) 25 00 00 00\n");
+	UE_ASSERT_TRACE(INSTANCE, PREFIX "b",
+			dropped_u32(want, sizeof(want), 0x01));
+	UE_ASSERT_TRACE(INSTANCE, PREFIX "b0",
+			dropped_u32(want, sizeof(want), 0x2a));
+	UE_ASSERT_TRACE(INSTANCE, PREFIX "b37",
+			dropped_u32(want, sizeof(want), 0x25));
 	for (i = 38; i < 40; i++) {
 		snprintf(name, sizeof(name), PREFIX "b%d", i);
 		snprintf(want, sizeof(want), "v=%d\n", i);

@@ -52,7 +52,38 @@
 
 #define PREFIX		"ue_fz_"
 #define INSTANCE	"ue_fz_inst"
+/*
+ * An address past user space, refused even for 0 bytes: the kernel's
+ * text; for a 32-bit program the top page, past a 32-bit kernel's user
+ * space and past what a 64-bit x86 kernel gives the program
+ */
+#if __SIZEOF_LONG__ == 8
 #define KERNEL_ADDR	0xffffffff81000000UL
+#else
+#define KERNEL_ADDR	0xfffff000UL
+#endif
+
+/*
+ * Is KERNEL_ADDR refused at once, even for 0 bytes?  access_ok() refuses
+ * it, but on s390, whose user space is an address space of its own: there
+ * it is one more address where nothing is mapped.  A write of 0 bytes
+ * from it to /dev/null tells.
+ */
+static bool kernel_addr_refused(void)
+{
+	static int refused = -1;
+	int fd;
+
+	if (refused < 0) {
+		fd = open("/dev/null", O_WRONLY);
+		refused = fd != -1 && write(fd, (void *)KERNEL_ADDR, 0) == -1 &&
+			  errno == EFAULT;
+		if (fd != -1)
+			close(fd);
+	}
+	return refused;
+}
+
 #define MAX_FIELDS	24
 #define MAX_TRACKED	256
 #define MAX_ALLOWED	8
@@ -971,7 +1002,7 @@ FIXTURE(fuzz) {
 };
 
 /* The enable bits of the write test's strict slots, on fd3 */
-static __u64 strict_bits;
+static __u32 strict_bits;
 
 FIXTURE_SETUP(fuzz)
 {
@@ -1073,7 +1104,7 @@ static int delete_tracked(int helper_fd, struct tracked *tr, char *why,
  * A struct user_reg and the tail its size announces, as bytes, and where
  * it is put for the ioctl
  */
-#define IMG_MAX		(UE_PAGE_SIZE + 64)
+#define IMG_MAX		(UE_PAGE_MAX + 64)
 
 struct reg_case {
 	__u8 img[IMG_MAX];
@@ -1241,7 +1272,7 @@ TEST_F_TIMEOUT(fuzz, register, 600)
 	struct text *t = malloc(sizeof(*t));
 	struct reg_case *rc = malloc(sizeof(*rc));
 	__u8 *heap_img = malloc(IMG_MAX);
-	__u32 slot_of[UE_PAGE_SIZE];
+	__u32 slot_of[UE_PAGE_MAX];
 	struct fz_event e, *old;
 	struct listing after;
 	struct ue_status_reg ur;
@@ -1450,7 +1481,7 @@ struct bitreg {
 
 struct bitfuzz {
 	__u8 *bits;		/* page 0 read-write, page 1 read-only */
-	__u8 expect[UE_PAGE_SIZE];
+	__u8 expect[UE_PAGE_MAX];
 	struct bitreg regs[MAX_BITREGS];
 	int nregs;
 	int pool[POOL];		/* variant of pool event i, -1 if none */
@@ -1470,10 +1501,22 @@ static struct bitreg *find_bitreg(struct bitfuzz *bf, const __u8 *addr, int bit)
 	return NULL;
 }
 
-/* The byte of @bf->expect that holds bit @bit of the value at @addr */
-static __u8 *expect_byte(struct bitfuzz *bf, const __u8 *addr, int bit)
+/* Where in a @size-byte value the byte with bit @bit is */
+static int bit_byte(int size, int bit)
 {
-	return &bf->expect[addr - bf->bits + bit / 8];
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	/* The high byte first: bit 0 is in the last byte of the value */
+	return size - 1 - bit / 8;
+#else
+	return bit / 8;
+#endif
+}
+
+/* The byte of @bf->expect with bit @bit of the @size-byte value at @addr */
+static __u8 *expect_byte(struct bitfuzz *bf, const __u8 *addr, int size,
+			 int bit)
+{
+	return &bf->expect[addr - bf->bits + bit_byte(size, bit)];
 }
 
 /* Set the expected value of every bit of pool event @event */
@@ -1487,9 +1530,9 @@ static void expect_event(struct bitfuzz *bf, int event, bool on)
 		if (r->event != event)
 			continue;
 		if (on)
-			*expect_byte(bf, r->addr, r->bit) |= 1 << (r->bit % 8);
+			*expect_byte(bf, r->addr, r->size, r->bit) |= 1 << (r->bit % 8);
 		else
-			*expect_byte(bf, r->addr, r->bit) &= ~(1 << (r->bit % 8));
+			*expect_byte(bf, r->addr, r->size, r->bit) &= ~(1 << (r->bit % 8));
 	}
 }
 
@@ -1565,7 +1608,7 @@ static int bitfuzz_reset(struct bitfuzz *bf, int *fd, int count0, char *why,
 				 r->bit, r->addr, strerror(ret));
 			return -1;
 		}
-		*expect_byte(bf, r->addr, r->bit) &= ~(1 << (r->bit % 8));
+		*expect_byte(bf, r->addr, r->size, r->bit) &= ~(1 << (r->bit % 8));
 		bf->nregs--;
 	}
 	close(*fd);
@@ -1607,6 +1650,8 @@ TEST_F_TIMEOUT(fuzz, register_enable_bit, 600)
 	long long t0 = ue_now_ms();
 	struct tally unregs = { 0 };
 	long nunregs = 0;
+	/* The top bit of a long of the kernel's, for the last registration */
+	int wide = ue_kernel_64bit() ? 8 : 4;
 	__u8 *addr;
 	struct listing after;
 	struct user_reg ur;
@@ -1696,8 +1741,9 @@ TEST_F_TIMEOUT(fuzz, register_enable_bit, 600)
 
 			/* The program set the bit: unregistering clears it */
 			if (r) {
-				r->addr[r->bit / 8] |= 1 << (r->bit % 8);
-				*expect_byte(bf, r->addr, r->bit) |= 1 << (r->bit % 8);
+				r->addr[bit_byte(r->size, r->bit)] |=
+					1 << (r->bit % 8);
+				*expect_byte(bf, r->addr, r->size, r->bit) |= 1 << (r->bit % 8);
 			}
 			ret = ue_ioctl(self->fd, DIAG_IOCSUNREG, where);
 			nunregs++;
@@ -1711,7 +1757,7 @@ TEST_F_TIMEOUT(fuzz, register_enable_bit, 600)
 				       uu->__reserved2);
 			}
 			if (!ret) {
-				*expect_byte(bf, r->addr, r->bit) &= ~(1 << (r->bit % 8));
+				*expect_byte(bf, r->addr, r->size, r->bit) &= ~(1 << (r->bit % 8));
 				*r = bf->regs[--bf->nregs];
 			}
 			diff = bits_differ(bf);
@@ -1826,8 +1872,8 @@ TEST_F_TIMEOUT(fuzz, register_enable_bit, 600)
 			addr = (__u8 *)(uintptr_t)(rnd() & ~7ULL);
 
 		if ((flags & ~(USER_EVENT_REG_MAX - 1)) ||
-		    (size != 4 && size != 8) || (size && (uintptr_t)addr % size) ||
-		    bit >= size * 8)
+		    (size != 4 && (size != 8 || !ue_kernel_64bit())) ||
+		    (size && (uintptr_t)addr % size) || bit >= size * 8)
 			allow(&errs, EINVAL);
 		if (!addr || addr < bf->bits || addr >= bf->bits + UE_PAGE_SIZE)
 			allow(&errs, EFAULT);
@@ -1917,7 +1963,7 @@ TEST_F_TIMEOUT(fuzz, register_enable_bit, 600)
 			bf->regs[bf->nregs].event = event;
 			bf->nregs++;
 			/* Nothing is enabled: the kernel cleared the bit */
-			*expect_byte(bf, addr, bit) &= ~(1 << (bit % 8));
+			*expect_byte(bf, addr, size, bit) &= ~(1 << (bit % 8));
 			free_listing(&self->now);
 			self->now = after;
 		}
@@ -1962,15 +2008,15 @@ TEST_F_TIMEOUT(fuzz, register_enable_bit, 600)
 
 	/* The kernel is sane: a good registration works and its bit follows */
 	addr = bf->bits + 8 * 63;
-	ASSERT_EQ(0, ue_reg_bit(self->fd, PREFIX "after u32 a", addr, 8, 63, 0,
-				NULL));
-	ASSERT_FALSE(ue_bit(addr, 8, 63));
+	ASSERT_EQ(0, ue_reg_bit(self->fd, PREFIX "after u32 a", addr, wide,
+				wide * 8 - 1, 0, NULL));
+	ASSERT_FALSE(ue_bit(addr, wide, wide * 8 - 1));
 	ASSERT_EQ(0, ue_enable(NULL, PREFIX "after", true));
-	ASSERT_TRUE(ue_bit(addr, 8, 63));
+	ASSERT_TRUE(ue_bit(addr, wide, wide * 8 - 1));
 	ASSERT_EQ(0, ue_enable(NULL, PREFIX "after", false));
-	ASSERT_FALSE(ue_bit(addr, 8, 63));
-	ASSERT_EQ(0, ue_unreg_bit(self->fd, addr, 63));
-	*expect_byte(bf, addr, 63) &= ~0x80;
+	ASSERT_FALSE(ue_bit(addr, wide, wide * 8 - 1));
+	ASSERT_EQ(0, ue_unreg_bit(self->fd, addr, wide * 8 - 1));
+	*expect_byte(bf, addr, wide, wide * 8 - 1) &= ~0x80;
 
 	free_listing(&self->now);
 	ASSERT_EQ(0, bitfuzz_reset(bf, &self->fd, count0, why, sizeof(why))) {
@@ -2371,7 +2417,7 @@ TEST_F_TIMEOUT(fuzz, write, 600)
 	ASSERT_NE(-1, self->fd3);
 	for (i = 0; i < (int)NR_WEVENTS; i++) {
 		ASSERT_EQ(0, ue_reg_bit(self->fd3, wevents[i].cmd, &strict_bits,
-					8, i, 0, &idx));
+					4, i, 0, &idx));
 		self->nstrict = i + 1;
 		ASSERT_EQ(i, idx);
 	}
@@ -2469,7 +2515,7 @@ TEST_F_TIMEOUT(fuzz, write, 600)
 					/* Refused even when empty */
 					seg[i].base = (__u8 *)KERNEL_ADDR;
 					seg[i].readable = 0;
-					seg[i].kernel = true;
+					seg[i].kernel = kernel_addr_refused();
 				} else if (bad == 2) {
 					seg[i].base = area + 2 * UE_PAGE_SIZE;
 					seg[i].readable = 0;

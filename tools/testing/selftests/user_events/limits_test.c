@@ -103,9 +103,9 @@ static bool sampled(int i, int n)
 
 TEST_F_TIMEOUT(lim, fill_delete_refill, 900)
 {
-	static __u32 status_of[UE_STATUS_EVENTS];
-	static __u8 first[UE_PAGE_SIZE], before[UE_PAGE_SIZE],
-		    after[UE_PAGE_SIZE];
+	static __u32 status_of[UE_PAGE_MAX];
+	static __u8 first[UE_PAGE_MAX], before[UE_PAGE_MAX],
+		    after[UE_PAGE_MAX];
 	int free_bytes, fill, i, n, ret = 0, active, busy, max, records, want;
 	struct user_reg reg;
 	char cmd[96], want_text[64];

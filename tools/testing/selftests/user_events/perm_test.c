@@ -153,7 +153,7 @@ static int page_stays_readonly(__u8 *map)
 struct child_ctx {
 	/* The parent's mapping (inherited) and what is registered */
 	__u8 *inherited;
-	__u8 used[UE_PAGE_SIZE];
+	__u8 used[UE_PAGE_MAX];
 	/* Pipes: parent to child, child to parent */
 	int p2c[2];
 	int c2p[2];
@@ -187,7 +187,7 @@ static int child_member(struct child_ctx *ctx)
 {
 	int data, status, bad = 0;
 	struct user_reg reg;
-	__u8 used[UE_PAGE_SIZE];
+	__u8 used[UE_PAGE_MAX];
 	__u8 *map;
 	char go;
 	__u32 v = 42;
@@ -344,7 +344,7 @@ static int scratch_event(struct user_reg *reg)
 
 TEST_F(perm, root_status_page)
 {
-	__u8 used[UE_PAGE_SIZE];
+	__u8 used[UE_PAGE_MAX];
 	struct user_reg reg;
 	int fd;
 

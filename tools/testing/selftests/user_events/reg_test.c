@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * user_events registration: DIAG_IOCSREG indexes and errors, DIAG_IOCSDEL,
- * references held by open files, the 4095 events limit, registrations
- * whose answer cannot be stored (they must leave nothing behind), and a
- * registration that waits, killable, for another one of its file that a
- * page fault holds up.
+ * references held by open files, the limit of one event per status byte
+ * (PAGE_SIZE - 1: 4095 with 4 KiB pages), registrations whose answer
+ * cannot be stored (they must leave nothing behind), and a registration
+ * that waits, killable, for another one of its file that a page fault
+ * holds up.
  */
 #include "user_events_selftests.h"
 
@@ -16,6 +17,8 @@
 FIXTURE(reg) {
 	int fd;
 	int fd2;
+	/* kernel.user_events_max to restore, or -1 */
+	long max0;
 };
 
 FIXTURE_SETUP(reg)
@@ -28,6 +31,7 @@ FIXTURE_SETUP(reg)
 	self->fd = ue_open_data();
 	ASSERT_NE(-1, self->fd);
 	self->fd2 = -1;
+	self->max0 = -1;
 }
 
 FIXTURE_TEARDOWN(reg)
@@ -37,6 +41,8 @@ FIXTURE_TEARDOWN(reg)
 	if (self->fd2 != -1)
 		close(self->fd2);
 	ue_cleanup_events(PREFIX);
+	if (self->max0 != -1)
+		ue_set_max(self->max0);
 }
 
 TEST_F(reg, write_indexes)
@@ -169,8 +175,9 @@ TEST_F(reg, struct_size)
 	ASSERT_NE(0, reg.status_index);
 	ASSERT_LT(reg.status_index, UE_PAGE_SIZE);
 	ASSERT_TRUE(ue_event_exists(PREFIX "size"));
-	ASSERT_EQ(24, sizeof(reg));
-	ASSERT_EQ(8, offsetof(struct user_reg, name_args));
+	/* Not packed: 24 bytes, 20 where a __u64 is 4-byte aligned (i386) */
+	ASSERT_EQ(UE_U64_OFFSET, offsetof(struct user_reg, name_args));
+	ASSERT_EQ(UE_U64_OFFSET + 16, sizeof(reg));
 }
 
 TEST_F(reg, bad_pointers)
@@ -401,7 +408,7 @@ TEST_F(reg, fork)
 
 TEST_F_TIMEOUT(reg, limit, 600)
 {
-	static __u8 used[UE_PAGE_SIZE];
+	static __u8 used[UE_PAGE_MAX];
 	int active0, active, busy, max, i, ret;
 	struct user_reg reg;
 	__u32 first_status;
@@ -412,6 +419,14 @@ TEST_F_TIMEOUT(reg, limit, 600)
 	ASSERT_EQ(UE_STATUS_EVENTS + 1, max);
 	need = UE_STATUS_EVENTS - active0;
 	ASSERT_GT(need, 0);
+	/*
+	 * With 64 KiB pages, 65535 status bytes: more than the default of
+	 * kernel.user_events_max, which would stop the registrations first
+	 */
+	self->max0 = ue_get_max();
+	ASSERT_LT(0, self->max0);
+	if (self->max0 < 2 * UE_PAGE_SIZE)
+		ASSERT_EQ(0, ue_set_max(2 * UE_PAGE_SIZE));
 
 	for (i = 0; i <= UE_STATUS_EVENTS; i++) {
 		snprintf(cmd, sizeof(cmd), PREFIX "lim%d u32 a", i);
@@ -427,6 +442,13 @@ TEST_F_TIMEOUT(reg, limit, 600)
 		}
 		used[reg.status_index] = 1;
 	}
+	/*
+	 * The tracing core numbers event types with 16 bits, and its own
+	 * events have some: 65535 status bytes may be more than are left
+	 */
+	if (ret == ENODEV && i < need)
+		SKIP(return, "%d events, then no event type number (of %d)",
+		     i, need);
 	ASSERT_TRUE(ret == ENOMEM || ret == EMFILE) {
 		TH_LOG("register past the limit gave %d (%s)", ret,
 		       strerror(ret));
@@ -737,7 +759,7 @@ static bool reaped_within(pid_t pid, int ms)
 TEST_F_TIMEOUT(reg, killable_behind_fault, 120)
 {
 	struct uffdio_zeropage zero;
-	static char page[UE_PAGE_SIZE];
+	static char page[UE_PAGE_MAX];
 	struct lock_holder holder;
 	struct user_reg *reg;
 	char *cmd_page, *reg_page;

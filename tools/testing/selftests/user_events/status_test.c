@@ -239,7 +239,7 @@ TEST_F(st, status_text)
 	char tail[128];
 
 	ASSERT_EQ(0, ue_status_counts(&active0, &busy0, &max0));
-	ASSERT_EQ(4096, max0);
+	ASSERT_EQ(UE_PAGE_SIZE, max0);
 
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "txt_a u32 a", &ra));
 	ASSERT_EQ(0, ue_reg(self->fd, PREFIX "txt_b u64 b", &rb));
@@ -268,8 +268,8 @@ TEST_F(st, status_text)
 		ASSERT_NE(0, idx);
 	}
 	ASSERT_EQ(0, ue_status_counts(&active, &busy, &max));
-	snprintf(tail, sizeof(tail), "Active: %d\nBusy: %d\nMax: 4096\n",
-		 active, busy);
+	snprintf(tail, sizeof(tail), "Active: %d\nBusy: %d\nMax: %zu\n",
+		 active, busy, UE_PAGE_SIZE);
 	ASSERT_STREQ(tail, blank + 2);
 	ASSERT_EQ(active0 + 2, active);
 	ASSERT_EQ(busy0, busy);

@@ -445,8 +445,9 @@ static void *status_thread(void *data)
 		if (!ue_parse_status_counts(text, &active, &busy, &max)) {
 			ue_fail(&s->errs, "status: no counters in \"%.100s\"",
 				text);
-		} else if (max != 4096 || busy < 0 || busy > active ||
-			   active > 4095 || active < s->active0 + NR_EVENTS) {
+		} else if (max != UE_PAGE_SIZE || busy < 0 || busy > active ||
+			   active > UE_STATUS_EVENTS ||
+			   active < s->active0 + NR_EVENTS) {
 			ue_fail(&s->errs, "status: Active %d Busy %d Max %d (Active at start %d)",
 				active, busy, max, s->active0);
 		}
@@ -631,7 +632,7 @@ TEST_F_TIMEOUT(stress, concurrent, 600)
 	unsigned int g;
 	struct ue_status_reg reg;
 	char cmd[128];
-	__u8 used[UE_PAGE_SIZE];
+	__u8 used[UE_PAGE_MAX];
 
 	ASSERT_GT(iters, 0);
 	ASSERT_EQ(0, ue_status_counts(&s->active0, &busy, &max));
@@ -812,9 +813,10 @@ TEST_F_TIMEOUT(stress, concurrent, 600)
 #define PB_PATTERN	0xa5a5a5a5a5a5a5a5ULL
 
 /* A bit of each child: words in a shared page, so the parent sees them */
+/* 4- and 8-byte values, in turn; 4 only on a 32-bit kernel */
 static int pb_size(int i)
 {
-	return i & 1 ? 8 : 4;
+	return i & 1 && ue_kernel_64bit() ? 8 : 4;
 }
 
 static int pb_bit(int i)
@@ -992,19 +994,19 @@ TEST_F_TIMEOUT(stress, processes_enable_bit, 600)
 #define MANY		PREFIX "m"
 
 /* Do the bits of @words match @on (one per event), all others 0? */
-static int many_check(struct __test_metadata *_metadata, const __u64 *words,
+static int many_check(struct __test_metadata *_metadata, const __u32 *words,
 		      const bool *on, int n)
 {
 	int i, bad = 0;
 
 	for (i = 0; i < n; i++) {
-		if (ue_bit(&words[i / 64], 8, i % 64) == on[i])
+		if (ue_bit(&words[i / 32], 4, i % 32) == on[i])
 			continue;
 		if (bad++ < 8)
 			TH_LOG("event %d: bit %d, expected %d", i, !on[i], on[i]);
 	}
-	for (i = n; i < (n + 63) / 64 * 64; i++) {
-		if (ue_bit(&words[i / 64], 8, i % 64) && bad++ < 8)
+	for (i = n; i < (n + 31) / 32 * 32; i++) {
+		if (ue_bit(&words[i / 32], 4, i % 32) && bad++ < 8)
 			TH_LOG("bit %d of no event is set", i);
 	}
 
@@ -1016,7 +1018,7 @@ TEST_F_TIMEOUT(stress, events_on_one_fd, 600)
 	int n = ue_scaled(512, 4), rounds = ue_scaled(12, 3);
 	const char *sys_enable = "events/" USER_EVENTS_SYSTEM "/enable";
 	__u32 *status_index = calloc(n, sizeof(*status_index));
-	__u64 *words = calloc((n + 63) / 64, sizeof(*words));
+	__u32 *words = calloc((n + 31) / 32, sizeof(*words));
 	bool *on = calloc(n, sizeof(*on));
 	struct ue_status_reg reg;
 	long long t0 = ue_now_ms(), end;
@@ -1035,11 +1037,11 @@ TEST_F_TIMEOUT(stress, events_on_one_fd, 600)
 	/* Each a new write index; every fourth one on the status page too */
 	for (i = 0; i < n; i++) {
 		snprintf(cmd, sizeof(cmd), MANY "%d u32 a", i);
-		words[i / 64] |= 1ULL << (i % 64);
-		ASSERT_EQ(0, ue_reg_bit(fd, cmd, &words[i / 64], 8, i % 64, 0,
+		words[i / 32] |= 1U << (i % 32);
+		ASSERT_EQ(0, ue_reg_bit(fd, cmd, &words[i / 32], 4, i % 32, 0,
 					&index));
 		ASSERT_EQ(i, index);
-		ASSERT_FALSE(ue_bit(&words[i / 64], 8, i % 64));
+		ASSERT_FALSE(ue_bit(&words[i / 32], 4, i % 32));
 		if (i % 4)
 			continue;
 		ASSERT_EQ(0, ue_reg(fd, cmd, &reg));
@@ -1088,7 +1090,7 @@ TEST_F_TIMEOUT(stress, events_on_one_fd, 600)
 
 	/* Unregistered, enabled: the bits stay clear */
 	for (i = 0; i < n; i++)
-		ASSERT_EQ(0, ue_unreg_bit(fd, &words[i / 64], i % 64));
+		ASSERT_EQ(0, ue_unreg_bit(fd, &words[i / 32], i % 32));
 	ASSERT_EQ(0, ue_write_file(sys_enable, "1\n", O_TRUNC));
 	ASSERT_EQ(0, many_check(_metadata, words, on, n));
 	ASSERT_EQ(0, ue_write_file(sys_enable, "0\n", O_TRUNC));

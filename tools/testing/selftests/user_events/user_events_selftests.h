@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,10 +40,29 @@
 
 #include "../kselftest_harness.h"
 
-#define UE_PAGE_SIZE		4096
+/*
+ * The kernel's page size: what the status page, the struct sizes that
+ * DIAG_IOCSREG and DIAG_IOCSUNREG accept, and mmap() go by.  Arrays that
+ * hold a page are UE_PAGE_MAX long, the largest of the architectures
+ * (arm64 and ppc64el with 64 KiB pages).
+ */
+#define UE_PAGE_SIZE		((size_t)sysconf(_SC_PAGESIZE))
+#define UE_PAGE_MAX		65536
+
+/*
+ * Where the program's ABI puts a __u64 that follows a __u32 in a struct,
+ * as in struct user_reg of the status page layout: at 8, but at 4 on
+ * i386, which aligns it to 4 bytes there (offsetof(), from <stddef.h>)
+ */
+struct ue_u64_after_u32 {
+	__u32 a;
+	__u64 b;
+};
+
+#define UE_U64_OFFSET		offsetof(struct ue_u64_after_u32, b)
 /* Limits of the ABI */
 #define UE_PAYLOAD_MAX		4048	/* payload bytes of one event */
-#define UE_STATUS_EVENTS	4095	/* events with a status byte */
+#define UE_STATUS_EVENTS	(UE_PAGE_SIZE - 1) /* events with a status byte */
 #define UE_CMD_MAX		4095	/* longest command, without its NUL */
 /* Size of the common fields in front of the payload in a record */
 #define UE_COMMON_SIZE		8
@@ -238,7 +258,7 @@ static inline ssize_t ue_emit(int fd, __u32 idx, const void *data, size_t len)
 /* A payload put together field by field, with no padding between them */
 struct ue_payload {
 	size_t len;
-	__u8 data[2 * UE_PAGE_SIZE];
+	__u8 data[2 * 4096];
 };
 
 static inline void ue_put(struct ue_payload *p, const void *field, size_t size)
@@ -1346,6 +1366,22 @@ static inline long ue_scaled(long n, long div)
 		return n;
 
 	return n / div > 0 ? n / div : 1;
+}
+
+/*
+ * Is the kernel 64-bit?  Its long is the word it writes enable bits in: a
+ * 32-bit kernel takes 4-byte values only (EINVAL for 8), a 64-bit one
+ * 8-byte values too, from 32-bit programs as well.  The kernel's machine
+ * tells, not the program's own long.
+ */
+static inline bool ue_kernel_64bit(void)
+{
+	struct utsname u;
+
+	if (sizeof(long) == 8)
+		return true;
+	return !uname(&u) && (strstr(u.machine, "64") ||
+			      !strcmp(u.machine, "s390x"));
 }
 
 /* How long a bit written by the kernel's worker, or a deletion, may take */
