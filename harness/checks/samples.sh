@@ -16,18 +16,29 @@ declare -A SAMPLE_EVENT=([example]=example_event [enable_bit]=enable_bit_event)
 declare -A SAMPLE_AUTOMATIC=([enable_bit]=1)
 SAMPLE_HOLDER=
 
+# SAMPLE_BIG_ENDIAN: 1 where the guest stores the high byte of a number
+# first (s390x), for the fields printed as bytes
+SAMPLE_BIG_ENDIAN=0
+[[ $(printf AB | od -An -tx2) != *4142* ]] || SAMPLE_BIG_ENDIAN=1
+
+# sample_s32_bytes N: the 4 bytes of the s32 N in memory, as printed
+sample_s32_bytes() {
+	local v=$(($1 & 0xffffffff)) b=()
+	b=($((v & 255)) $((v >> 8 & 255)) $((v >> 16 & 255)) $((v >> 24)))
+	((SAMPLE_BIG_ENDIAN)) && b=("${b[3]}" "${b[2]}" "${b[1]}" "${b[0]}")
+	printf '%02x %02x %02x %02x' "${b[@]}"
+}
+
 # sample_fields SAMPLE I COUNT [QUOTE]: the fields of record I (from 0) of
 # a run of COUNT, as tools print them (an extended regular expression),
 # string values between QUOTEs.
 sample_fields() {
-	local i=$2 n=$3 q=${4:-} y
+	local i=$2 n=$3 q=${4:-}
 	case $1 in
 	example)
 		# point is struct { s32 x, y; } = { i, -i }, printed as bytes
-		y=$((-i & 0xffffffff))
 		printf 'time_ns=[0-9]+ count=%d pid=[0-9]+ program=%sexample%s ' "$i" "$q" "$q"
-		printf 'point=%02x 00 00 00 %02x %02x %02x %02x ' "$i" \
-			$((y & 255)) $((y >> 8 & 255)) $((y >> 16 & 255)) $((y >> 24))
+		printf 'point=%s %s ' "$(sample_s32_bytes "$i")" "$(sample_s32_bytes $((-i)))"
 		printf 'message=%siteration %d of %d%s note=%sfrom example.c%s' \
 			"$q" $((i + 1)) "$n" "$q" "$q" "$q"
 		;;
@@ -44,6 +55,17 @@ sample_lines() {
 	for ((i = 0; i < $2; i++)); do
 		printf '%s%s$\n' "$3" "$(sample_fields "$1" "$i" "$2" "${4:-}")"
 	done
+}
+
+# sample_tap_lines DESC FILE SAMPLE COUNT MARKER PREFIX [QUOTE]: one test,
+# that FILE has the lines a tool prints for a run of SAMPLE writing COUNT
+# records (sample_lines with PREFIX and QUOTE), and no other line
+# matching MARKER (tap_lines).
+sample_tap_lines() {
+	local desc=$1 file=$2 sample=$3 n=$4 lines
+	TAP_MARKER=$5
+	mapfile -t lines < <(sample_lines "$sample" "$n" "$6" "${7:-}")
+	tap_lines "$desc" "$file" "${lines[@]}"
 }
 
 # sample_built SAMPLE TESTS: true if SAMPLE was built, else TESTS skips.
@@ -91,6 +113,16 @@ sample_hold() {
 	echo "# $sample did not register ${SAMPLE_EVENT[$sample]}:"
 	sed 's/^/# /' "/tmp/$sample-holder.txt"
 	return 1
+}
+
+# sample_ftrace SAMPLE 1|0: SAMPLE's event enabled in ftrace, held first
+# (sample_hold) and with the trace cleared; or disabled.
+sample_ftrace() {
+	if (($2)); then
+		sample_hold "$1"
+		echo > "$TRACEFS/trace"
+	fi
+	echo "$2" > "$(sample_event_dir "$1")/enable"
 }
 
 # sample_holder_done SECONDS: true once the waiting sample of sample_hold

@@ -25,6 +25,16 @@ SRC_TARBALL=/usr/src/linux-source-6.1.tar.xz
 SRC_TOPDIR=linux-source-6.1          # what the tarball unpacks to
 
 KARCH=x86_64
+KMAKE_ARGS=()                        # make's toolchain arguments, if any
+# The toolchains of other architectures' kernels (build-matrix, test
+# --arch): gcc (the host's), llvm (LLVM=1), s390-clang (clang 16 with GNU
+# binutils: LLVM's s390x assembler and linker do not build the kernel, its
+# objcopy does not write the image's elf64-s390)
+declare -A TOOLCHAIN_MAKE=(
+	[gcc]=""
+	[llvm]="LLVM=1"
+	[s390-clang]="LLVM=-16 LLVM_IAS=0 CROSS_COMPILE=s390x-linux-gnu- LD=s390x-linux-gnu-ld OBJCOPY=s390x-linux-gnu-objcopy"
+)
 JOBS=${UE_JOBS:-$(nproc)}
 
 # The harness's own git identity, a test identity: author and committer of
@@ -206,7 +216,7 @@ as_ident() {
 }
 
 # kmake ARGS: make in the kernel tree with our architecture and O= dir.
-kmake() { make -C "$TREE" ARCH="$KARCH" O="$BUILD_DIR" "$@"; }
+kmake() { make -C "$TREE" ARCH="$KARCH" O="$BUILD_DIR" "${KMAKE_ARGS[@]}" "$@"; }
 
 # run_logged LOGFILE CMD...: run CMD with all output appended to LOGFILE;
 # error and warning lines still reach the terminal.  On failure, show the

@@ -3,19 +3,27 @@
 #
 # tinyconfig, then merge_config.sh -m of (later fragments win):
 #   harness/vm.config                        what the test VM needs
+#                                            (VM_FRAGMENTS)
 #   Kconfig.fragment                         what the feature needs
 #   tools/testing/selftests/user_events/config  what its selftests need
 #   harness/flavours/$UE_FLAVOUR.config      e.g. the debug checkers
+#   harness/arch/KERNEL.config               a kernel of another
+#                                            architecture (ARCH_FRAGMENT,
+#                                            harness/lib/arch.sh)
 #   $UE_EXTRA_CONFIG                         anything else
 # then olddefconfig.  merge_config silently drops options whose dependencies
 # are unmet, so every option of every fragment is checked in the result.
 
 CONFIG_LOG=$LOG_DIR/config.log
 KSFT_CONFIG=tools/testing/selftests/user_events/config
+# The test VM's own fragments, and the fragment of another architecture's
+# kernel (empty here: harness/lib/arch.sh sets both for its kernels)
+VM_FRAGMENTS=("$HARNESS_DIR/vm.config")
+ARCH_FRAGMENT=
 
 # config_fragments: the fragment files, in merge order.
 config_fragments() {
-	printf '%s\n' "$HARNESS_DIR/vm.config"
+	printf '%s\n' "${VM_FRAGMENTS[@]}"
 	[[ ! -f $REPO_DIR/Kconfig.fragment ]] || printf '%s\n' "$REPO_DIR/Kconfig.fragment"
 	# The kselftest convention: the options the selftests need.
 	[[ ! -f $TREE/$KSFT_CONFIG ]] || printf '%s\n' "$TREE/$KSFT_CONFIG"
@@ -24,6 +32,7 @@ config_fragments() {
 			die "UE_FLAVOUR=$UE_FLAVOUR: no harness/flavours/$UE_FLAVOUR.config"
 		printf '%s\n' "$HARNESS_DIR/flavours/$UE_FLAVOUR.config"
 	fi
+	[[ -z $ARCH_FRAGMENT ]] || printf '%s\n' "$ARCH_FRAGMENT"
 	if [[ -n ${UE_EXTRA_CONFIG:-} ]]; then
 		[[ -f $UE_EXTRA_CONFIG ]] || die "UE_EXTRA_CONFIG=$UE_EXTRA_CONFIG: no such file"
 		realpath "$UE_EXTRA_CONFIG"

@@ -19,8 +19,7 @@ MATRIX_DEBIAN_CONFIG=/usr/src/linux-config-6.1/config.amd64_none_amd64.xz
 MATRIX_PACKAGES=(linux-config-6.1 clang-16 llvm-16 lld-16 binutils-s390x-linux-gnu)
 
 # The configurations: NAME ARCH TOOLCHAIN BASE [SETTING...]
-#   TOOLCHAIN  gcc (the host's), llvm (LLVM=1), s390-clang (clang 16 with
-#              GNU binutils, LLVM_IAS=0)
+#   TOOLCHAIN  a toolchain of TOOLCHAIN_MAKE (harness/lib/common.sh)
 #   BASE       test: the plain test kernel's configuration (x86_64);
 #              tiny: tinyconfig with Kconfig.fragment and the selftests'
 #              config; defconfig: the architecture's, with the same two;
@@ -56,15 +55,9 @@ MATRIX=(
 matrix_make() {
 	local name=$1 arch=$2 tc=$3
 	shift 3
-	local -a tcargs=()
-	case $tc in
-	gcc) ;;
-	llvm) tcargs=(LLVM=1) ;;
-	s390-clang)
-		tcargs=(LLVM=-16 LLVM_IAS=0 CROSS_COMPILE=s390x-linux-gnu-
-			LD=s390x-linux-gnu-ld) ;;
-	*) die "build-matrix: unknown toolchain $tc" ;;
-	esac
+	[[ -v TOOLCHAIN_MAKE[$tc] ]] || die "build-matrix: unknown toolchain $tc"
+	# shellcheck disable=SC2206 # the toolchain's words
+	local -a tcargs=(${TOOLCHAIN_MAKE[$tc]})
 	make -C "$TREE" O="$MATRIX_DIR/$name" ARCH="$arch" "${tcargs[@]}" "$@"
 }
 

@@ -569,6 +569,9 @@ cmd_test() {
 		case $1 in
 		--flavour) (($# > 1)) || die "test: --flavour needs a name"; flavours+=("$2"); shift 2 ;;
 		--flavour=*) flavours+=("${1#*=}"); shift ;;
+		# Another architecture: a run of its own (harness/lib/arch.sh)
+		--arch) (($# > 1)) || die "test: --arch needs a name"; cmd_test_arch "$2"; return ;;
+		--arch=*) cmd_test_arch "${1#*=}"; return ;;
 		*) die "test: unknown argument '$1' (see harness/ue help)" ;;
 		esac
 	done

@@ -13,7 +13,6 @@ cd /tmp || exit 1
 # perf_sample SAMPLE: three tests.
 perf_sample() {
 	local sample=$1 event=${SAMPLE_EVENT[$1]} data=/tmp/perf-$1.data
-	local lines
 	sample_built "$sample" 3 || return
 	sample_hold "$sample"
 	tap_check "perf record -e user_events:$event -- $sample" \
@@ -21,10 +20,9 @@ perf_sample() {
 		"$SAMPLES_DIR/$sample" -n 3 -i 0
 	sample_release
 	perf script -i "$data" > "/tmp/perf-script-$sample.txt" 2>&1
-	TAP_MARKER="user_events:$event:"
-	mapfile -t lines < <(sample_lines "$sample" 3 "user_events:$event: ")
-	tap_lines "perf script decodes all fields of $sample's 3 samples" \
-		"/tmp/perf-script-$sample.txt" "${lines[@]}"
+	sample_tap_lines "perf script decodes all fields of $sample's 3 samples" \
+		"/tmp/perf-script-$sample.txt" "$sample" 3 "user_events:$event:" \
+		"user_events:$event: "
 	sample_check_detached "$sample" perf
 }
 

@@ -19,7 +19,6 @@ cd /tmp || exit 1
 # trace_cmd_sample SAMPLE: three tests.
 trace_cmd_sample() {
 	local sample=$1 event=${SAMPLE_EVENT[$1]} dat=/tmp/trace-$1.dat
-	local lines
 	sample_built "$sample" "$(tests "$sample")" || return
 	sample_hold "$sample"
 	tap_check "trace-cmd record -e user_events:$event $sample" \
@@ -27,10 +26,8 @@ trace_cmd_sample() {
 		-o "$dat" "$SAMPLES_DIR/$sample" -n 3 -i 0
 	sample_release
 	trace-cmd report -i "$dat" > "/tmp/trace-report-$sample.txt" 2>&1
-	TAP_MARKER="$event:"
-	mapfile -t lines < <(sample_lines "$sample" 3 "$event: +")
-	tap_lines "trace-cmd report decodes all fields of $sample's 3 events" \
-		"/tmp/trace-report-$sample.txt" "${lines[@]}"
+	sample_tap_lines "trace-cmd report decodes all fields of $sample's 3 events" \
+		"/tmp/trace-report-$sample.txt" "$sample" 3 "$event:" "$event: +"
 	sample_check_detached "$sample" trace-cmd
 }
 

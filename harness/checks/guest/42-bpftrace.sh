@@ -71,10 +71,8 @@ tap_check "event deletable after bpftrace exited" \
 	test ! -e "$TRACEFS/events/user_events/bt_e2e"
 
 if [[ -n $eb ]]; then
-	TAP_MARKER="^enable_bit_event "
-	mapfile -t lines < <(sample_lines enable_bit 3 '^enable_bit_event ')
-	tap_lines "bpftrace printed every value enable_bit wrote" \
-		/tmp/bpftrace.txt "${lines[@]}"
+	sample_tap_lines "bpftrace printed every value enable_bit wrote" \
+		/tmp/bpftrace.txt enable_bit 3 "^enable_bit_event " '^enable_bit_event '
 	sample_check_detached enable_bit bpftrace
 elif [[ -x $SAMPLES_DIR/enable_bit ]]; then
 	tap_result 1 "enable_bit registers enable_bit_event for bpftrace"

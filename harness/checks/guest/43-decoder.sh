@@ -17,21 +17,16 @@ cd /tmp || exit 1
 
 # decoder_sample SAMPLE: one test.
 decoder_sample() {
-	local sample=$1 event=${SAMPLE_EVENT[$1]} enable lines
-	enable=$(sample_event_dir "$sample")/enable
+	local sample=$1 event=${SAMPLE_EVENT[$1]}
 	sample_built "$sample" 1 || return
-	sample_hold "$sample"
-	echo > "$TRACEFS/trace"
-	echo 1 > "$enable"
+	sample_ftrace "$sample" 1
 	"$SAMPLES_DIR/$sample" -n 2 -i 0 > /dev/null
 	# While enabled: an automatic event, and its format, go when disabled
 	"$SAMPLES_DIR/decoder" "$event" > "/tmp/decoder-$sample.txt" 2>&1
-	echo 0 > "$enable"
+	sample_ftrace "$sample" 0
 	sample_release
-	TAP_MARKER="$event:"
-	mapfile -t lines < <(sample_lines "$sample" 2 "$event: " '"')
-	tap_lines "decoder prints $sample's 2 records field by field" \
-		"/tmp/decoder-$sample.txt" "${lines[@]}"
+	sample_tap_lines "decoder prints $sample's 2 records field by field" \
+		"/tmp/decoder-$sample.txt" "$sample" 2 "$event:" "$event: " '"'
 }
 
 # decoder_order: records of CPU 1 then CPU 0 print in that order, though

@@ -1,0 +1,29 @@
+#!/bin/bash
+# Each sample program's event through ftrace alone, as a guest without
+# perf, trace-cmd or bpftrace has it (harness/ue test --arch): enabled in
+# tracefs while the sample writes, every field of each record read back
+# from the trace file, and the event idle again once disabled.
+# shellcheck source-path=SCRIPTDIR/.. source=tap.sh
+source "$UE_HARNESS/checks/tap.sh"
+# shellcheck source=samples.sh
+source "$UE_HARNESS/checks/samples.sh"
+tap_plan $((2 * ${#SAMPLES[@]}))
+cd /tmp || exit 1
+
+# ftrace_sample SAMPLE: two tests.
+ftrace_sample() {
+	local sample=$1 event=${SAMPLE_EVENT[$1]}
+	sample_built "$sample" 2 || return
+	sample_ftrace "$sample" 1
+	sample_release
+	"$SAMPLES_DIR/$sample" -n 3 -i 0 > /dev/null
+	sample_ftrace "$sample" 0
+	cat "$TRACEFS/trace" > "/tmp/ftrace-$sample.txt"
+	sample_tap_lines "ftrace records all fields of $sample's 3 writes" \
+		"/tmp/ftrace-$sample.txt" "$sample" 3 "$event:" "$event: "
+	sample_check_detached "$sample" ftrace
+}
+
+for sample in "${SAMPLES[@]}"; do
+	ftrace_sample "$sample"
+done
