@@ -82,10 +82,13 @@ declare -A AU_CC=(
 arch_kernel() {
 	local k=$1
 	# kmake, config_make and config_fragments read these (dynamic scoping)
+	# shellcheck disable=SC2034
 	local KARCH=${AK_KARCH[$k]} BUILD_DIR=$ARCH_DIR/$k/build UE_FLAVOUR='' UE_EXTRA_CONFIG=''
+	# shellcheck disable=SC2034
 	local -a VM_FRAGMENTS=("$HARNESS_DIR/arch/guest.config")
+	# shellcheck disable=SC2034
 	local ARCH_FRAGMENT=$HARNESS_DIR/arch/$k.config
-	# shellcheck disable=SC2206 # the toolchain's words
+	# shellcheck disable=SC2206,SC2034 # the toolchain's words, for kmake
 	local -a KMAKE_ARGS=(${TOOLCHAIN_MAKE[${AK_TOOLCHAIN[$k]}]})
 	config_make
 	log "arch: building the $k kernel (log: $ARCH_LOG)"
@@ -190,6 +193,7 @@ SPEC
 # arch_initramfs KERNEL: its initramfs, $ARCH_DIR/KERNEL/initramfs.cpio.gz
 arch_initramfs() {
 	local k=$1 dir=$ARCH_DIR/$1
+	# shellcheck disable=SC2086 # one check a line
 	printf '%s\n' ${AK_CHECKS[$k]} > "$dir/checks"
 	printf 'userland=%s\n' "${AK_USERLAND[$k]}" >> "$dir/checks"
 	"$dir/build/usr/gen_init_cpio" <(arch_initramfs_spec "$k") | gzip -1 -n > "$dir/initramfs.cpio.gz" ||
@@ -291,9 +295,10 @@ cmd_test_arch() {
 		scratch=$(scratch_new)
 		scratches+=("$scratch")
 		(
-			rc=0 t0=$(now)
-			arch_boot "$k" "$scratch" "${UE_TEST_TIMEOUT:-1500}" || rc=$?
-			printf '%s %s %s\n' "$rc" "$t0" "$(now)" > "$scratch/vm-result"
+			local vmrc=0 start
+			start=$(now)
+			arch_boot "$k" "$scratch" "${UE_TEST_TIMEOUT:-1500}" || vmrc=$?
+			printf '%s %s %s\n' "$vmrc" "$start" "$(now)" > "$scratch/vm-result"
 		) &
 		pid=$!
 	done
