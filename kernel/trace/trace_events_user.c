@@ -152,6 +152,11 @@
  * probes then copy from the kernel.
  */
 #define USER_EVENT_SMALL_WRITE	128
+/*
+ * A batch is copied in this many bytes at a time, to the stack: one user
+ * access for many small records
+ */
+#define USER_EVENT_BATCH_CHUNK	512
 /* Write indexes of a file's first table; a full one is doubled */
 #define USER_EVENT_REFS_MIN	8
 /* Size of the hash table of events by name, in bits */
@@ -2664,7 +2669,8 @@ user_event_ftrace(void *data, struct user_event *user,
 		  struct user_event_write *result)
 {
 	struct trace_event_file *file = data;
-	struct trace_event_buffer fbuffer;
+	/* Set in whole by the reserve: not zeroed (INIT_STACK_ALL_ZERO) */
+	struct trace_event_buffer fbuffer __uninitialized;
 	void *rec;
 
 	rec = trace_event_buffer_reserve_fast(&fbuffer, file,
@@ -4586,6 +4592,175 @@ user_events_write_index(struct file *file, u32 index,
 	return total;
 }
 
+/**
+ * struct user_batch - a batched write, read record by record
+ * @iter: the batch in user space, behind the bytes copied in
+ * @win: the bytes copied in: @buf, or the caller's copy of a small write
+ * @start: offset in @win of the first byte not consumed yet
+ * @end: offset in @win of the end of the bytes copied in
+ * @buf: where the bytes are copied in, a window at a time
+ */
+struct user_batch {
+	struct iov_iter *iter;
+	const u8 *win;
+	size_t start;
+	size_t end;
+	u8 buf[USER_EVENT_BATCH_CHUNK] __aligned(8);
+};
+
+/**
+ * user_batch_fill - have more bytes of a batch in its window
+ * @b: the batch
+ * @need: bytes wanted from @b->start on: at most USER_EVENT_BATCH_CHUNK,
+ *	and at most what is left of the batch
+ *
+ * Moves the bytes not consumed yet to the start of @b->buf and copies as
+ * many more behind them as fit, with one user access.
+ *
+ * Return: 0, or -EFAULT if the batch could not be read that far.
+ */
+static int user_batch_fill(struct user_batch *b, size_t need)
+{
+	size_t have = b->end - b->start, n;
+
+	memmove(b->buf, b->win + b->start, have);
+	b->win = b->buf;
+	b->start = 0;
+	n = min(sizeof(b->buf) - have, iov_iter_count(b->iter));
+	b->end = have + copy_from_iter(b->buf + have, n, b->iter);
+	/*
+	 * A fault past the bytes needed: a copy that stops at a fault may
+	 * leave some of the bytes before it uncopied, so copy those alone.
+	 */
+	if (unlikely(b->end < need))
+		b->end += copy_from_iter(b->buf + b->end, need - b->end,
+					 b->iter);
+	return b->end >= need ? 0 : -EFAULT;
+}
+
+/**
+ * user_events_write_batch - write the records of a batch, in order
+ * @file: the user_events_data file
+ * @iter: the write behind its marker
+ * @total: the size of the whole write, marker included
+ * @copied: the write behind its marker, with @copied->kbuf set if the
+ *	caller copied it in already, as a small write
+ *
+ * Each record, a struct user_batch_record and its payload, is written as
+ * a write of its index and payload would be, by user_events_write_index().
+ * The batch is copied in a window at a time, with one user access for
+ * many small records, and the probes copy each payload from there, as
+ * they copy a small write's; a payload too large for the window is copied
+ * by each probe from @iter, as a large write's.  A record whose event has
+ * nothing attached is skipped whichever registration handed its index
+ * out: the program's view of the event's state may be as old as the
+ * batch.  The first record that a write would refuse ends the batch
+ * before it.
+ *
+ * Return: the bytes of the marker and of the records before the one that
+ * ended the batch, or, if it is the first, its error: -EINVAL for a
+ * header or payload cut short by the end of the write, -EFAULT for one
+ * that could not be read, or any error of user_events_write_index() but
+ * -EBADF; -E2BIG for a batch larger than USER_EVENT_BATCH_MAX, before
+ * any record is written.
+ */
+static noinline ssize_t
+user_events_write_batch(struct file *file, struct iov_iter *iter, size_t total,
+			const struct user_event_payload *copied)
+{
+	/* Written before being read: not zeroed (INIT_STACK_ALL_ZERO) */
+	struct user_batch b __uninitialized;
+	struct user_event_payload payload = {};
+	struct user_batch_record rec;
+	size_t done = sizeof(u32), left, len;
+	ssize_t ret = 0;
+
+	BUILD_BUG_ON(USER_EVENT_SMALL_WRITE > USER_EVENT_BATCH_CHUNK);
+	if (unlikely(total > USER_EVENT_BATCH_MAX))
+		return -E2BIG;
+
+	b.iter = iter;
+	b.win = copied->kbuf;
+	b.start = 0;
+	b.end = 0;
+	if (b.win) {
+		/* A small write, copied in whole: its copy is the window */
+		b.end = copied->size;
+		iov_iter_advance(iter, copied->size);
+	}
+
+	while ((left = b.end - b.start + iov_iter_count(iter))) {
+		/* The system call's return does it after the last record */
+		if (done > sizeof(u32))
+			cond_resched();
+		if (unlikely(left < sizeof(rec))) {
+			ret = -EINVAL;
+			break;
+		}
+		if (unlikely(b.end - b.start < sizeof(rec))) {
+			ret = user_batch_fill(&b, sizeof(rec));
+			if (ret)
+				break;
+		}
+		memcpy(&rec, b.win + b.start, sizeof(rec));
+		if (unlikely(rec.size > left - sizeof(rec))) {
+			ret = -EINVAL;
+			break;
+		}
+
+		len = sizeof(rec) + rec.size;
+		payload.size = rec.size;
+		if (likely(len <= USER_EVENT_BATCH_CHUNK)) {
+			if (unlikely(b.end - b.start < len)) {
+				ret = user_batch_fill(&b, len);
+				if (ret)
+					break;
+			}
+			payload.kbuf = b.win + b.start + sizeof(rec);
+			payload.iter = NULL;
+			b.start += len;
+		} else {
+			/* Back to the payload's start, which @iter copies */
+			iov_iter_revert(iter, b.end - b.start - sizeof(rec));
+			b.start = 0;
+			b.end = 0;
+			payload.kbuf = NULL;
+			payload.iter = iter;
+		}
+
+		ret = user_events_write_index(file, rec.write_index, &payload,
+					      len);
+		/* -EBADF: nothing attached to an enable bit's event */
+		if (unlikely(ret < 0 && ret != -EBADF))
+			break;
+
+		if (payload.iter)
+			iov_iter_advance(iter, rec.size);
+		done += len;
+		ret = 0;
+	}
+
+	if (ret && done == sizeof(u32))
+		return ret;
+	return done;
+}
+
+/*
+ * A batch written with write(): read from the one user buffer that
+ * vfs_write() checked, unless the caller @copied it in whole.
+ */
+static ssize_t
+user_events_write_batch_ubuf(struct file *file, const char __user *ubuf,
+			     size_t count,
+			     const struct user_event_payload *copied)
+{
+	struct iov_iter iter;
+
+	iov_iter_ubuf(&iter, ITER_SOURCE, (char __user *)ubuf + sizeof(u32),
+		      count - sizeof(u32));
+	return user_events_write_batch(file, &iter, count, copied);
+}
+
 /*
  * Copy a small vectored write in whole, segment by segment: the index
  * is usually an iovec of its own.  copy_from_iter() would do the same,
@@ -4635,6 +4810,12 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 		if (likely(user_event_copy_small(small, iter, total))) {
 			memcpy(&index, small, sizeof(index));
 			payload.kbuf = small + sizeof(index);
+			if (unlikely(index == USER_EVENT_BATCH)) {
+				iov_iter_advance(iter, sizeof(index));
+				return user_events_write_batch(kiocb->ki_filp,
+							       iter, total,
+							       &payload);
+			}
 			return user_events_write_index(kiocb->ki_filp, index,
 						       &payload, total);
 		}
@@ -4644,6 +4825,9 @@ static ssize_t user_events_write_iter(struct kiocb *kiocb,
 	if (unlikely(copy_from_iter(&index, sizeof(index), iter) !=
 		     sizeof(index)))
 		return -EFAULT;
+	if (unlikely(index == USER_EVENT_BATCH))
+		return user_events_write_batch(kiocb->ki_filp, iter, total,
+					       &payload);
 	payload.iter = iter;
 	return user_events_write_index(kiocb->ki_filp, index, &payload, total);
 }
@@ -4674,6 +4858,10 @@ static ssize_t user_events_write(struct file *file, const char __user *ubuf,
 		if (likely(!__copy_from_user(small, ubuf, count))) {
 			memcpy(&index, small, sizeof(index));
 			payload.kbuf = small + sizeof(index);
+			if (unlikely(index == USER_EVENT_BATCH))
+				return user_events_write_batch_ubuf(file, ubuf,
+								    count,
+								    &payload);
 			return user_events_write_index(file, index, &payload,
 						       count);
 		}
@@ -4682,6 +4870,9 @@ static ssize_t user_events_write(struct file *file, const char __user *ubuf,
 
 	if (unlikely(get_user(index, (const u32 __user *)ubuf)))
 		return -EFAULT;
+	if (unlikely(index == USER_EVENT_BATCH))
+		return user_events_write_batch_ubuf(file, ubuf, count,
+						    &payload);
 	iov_iter_ubuf(&iter, ITER_SOURCE, (char __user *)ubuf + sizeof(index),
 		      payload.size);
 	payload.iter = &iter;

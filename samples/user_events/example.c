@@ -13,6 +13,9 @@
  *   echo 1 > /sys/kernel/tracing/events/user_events/example_event/enable
  *   cat /sys/kernel/tracing/trace_pipe
  *
+ * With -b N it writes a burst of N events at each check, in one batched
+ * write where the kernel has batches, else one write per event.
+ *
  * See Documentation/trace/user_events.rst.
  */
 
@@ -89,8 +92,9 @@ static __u8 event_status(const __u8 *status_page, __u32 status_index)
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"Usage: %s [-n COUNT] [-i MS] [-w SECONDS] [-d] [-t TRACEFS]\n"
+		"Usage: %s [-n COUNT] [-b BURST] [-i MS] [-w SECONDS] [-d] [-t TRACEFS]\n"
 		"  -n COUNT    check the event COUNT times (default 10)\n"
+		"  -b BURST    write BURST events at each check, batched (default 1)\n"
 		"  -i MS       wait MS milliseconds between checks (default 500)\n"
 		"  -w SECONDS  first wait until the event is enabled, at most SECONDS\n"
 		"  -d          delete the event at exit, if nothing else uses it\n"
@@ -170,6 +174,37 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * Fill the fixed fields of one event whose message and note strings, of
+ * @message_len and @note_len bytes with their NULs, follow them.
+ */
+static void fill_payload(struct example_payload *payload, __u32 count,
+			 __u32 message_len, __u32 note_len)
+{
+	__u32 message_start, note_start;
+
+	memset(payload, 0, sizeof(*payload));
+	payload->time_ns = now_ns();
+	payload->count = count;
+	payload->pid = getpid();
+	strncpy(payload->program, "example", sizeof(payload->program) - 1);
+	payload->point.x = count;
+	payload->point.y = -(__s32)count;
+
+	/* Offsets in the payload: the strings follow the fixed fields */
+	message_start = sizeof(*payload);
+	note_start = message_start + message_len;
+
+	/* __rel_loc: counted from the end of the location field itself */
+	payload->message_loc =
+		DYN_LOC(message_start - (offsetof(struct example_payload,
+						  message_loc) + sizeof(__u32)),
+			message_len);
+
+	/* __data_loc: counted from the start of the record */
+	payload->note_loc = DYN_LOC(COMMON_FIELDS_SIZE + note_start, note_len);
+}
+
 /* Build one event and write it: returns the result of writev() */
 static ssize_t write_event(int data_fd, __u32 write_index, __u32 count,
 			   const char *message, const char *note)
@@ -177,29 +212,9 @@ static ssize_t write_event(int data_fd, __u32 write_index, __u32 count,
 	struct example_payload payload;
 	__u32 message_len = strlen(message) + 1;
 	__u32 note_len = strlen(note) + 1;
-	__u32 message_start, note_start;
 	struct iovec io[4];
 
-	memset(&payload, 0, sizeof(payload));
-	payload.time_ns = now_ns();
-	payload.count = count;
-	payload.pid = getpid();
-	strncpy(payload.program, "example", sizeof(payload.program) - 1);
-	payload.point.x = count;
-	payload.point.y = -(__s32)count;
-
-	/* Offsets in the payload: the strings follow the fixed fields */
-	message_start = sizeof(payload);
-	note_start = message_start + message_len;
-
-	/* __rel_loc: counted from the end of the location field itself */
-	payload.message_loc =
-		DYN_LOC(message_start - (offsetof(struct example_payload,
-						  message_loc) + sizeof(__u32)),
-			message_len);
-
-	/* __data_loc: counted from the start of the record */
-	payload.note_loc = DYN_LOC(COMMON_FIELDS_SIZE + note_start, note_len);
+	fill_payload(&payload, count, message_len, note_len);
 
 	/* The write index comes first, in an iovec of its own */
 	io[0].iov_base = &write_index;
@@ -212,6 +227,123 @@ static ssize_t write_event(int data_fd, __u32 write_index, __u32 count,
 	io[3].iov_len = note_len;
 
 	return writev(data_fd, io, 4);
+}
+
+/*
+ * Ask whether the kernel takes batched writes: the marker alone is an
+ * empty batch, which such a kernel accepts; others refuse it with EINVAL
+ * as a negative write index.
+ */
+static bool kernel_has_batches(int data_fd)
+{
+	__u32 marker = USER_EVENT_BATCH;
+
+	return write(data_fd, &marker, sizeof(marker)) == sizeof(marker);
+}
+
+/*
+ * A batch being built: the marker, then records, each a struct
+ * user_batch_record and its payload, one after the other.
+ */
+struct batch {
+	char buf[USER_EVENT_BATCH_MAX];
+	size_t len;
+	long records;
+};
+
+static void batch_start(struct batch *b)
+{
+	__u32 marker = USER_EVENT_BATCH;
+
+	memcpy(b->buf, &marker, sizeof(marker));
+	b->len = sizeof(marker);
+	b->records = 0;
+}
+
+/* Append one event; false if the batch has no room left for it */
+static bool batch_add(struct batch *b, __u32 write_index, __u32 count,
+		      const char *message, const char *note)
+{
+	struct user_batch_record rec;
+	struct example_payload payload;
+	__u32 message_len = strlen(message) + 1;
+	__u32 note_len = strlen(note) + 1;
+	char *p = b->buf + b->len;
+
+	rec.write_index = write_index;
+	rec.size = sizeof(payload) + message_len + note_len;
+	if (sizeof(rec) + rec.size > sizeof(b->buf) - b->len)
+		return false;
+
+	fill_payload(&payload, count, message_len, note_len);
+	/* The buffer packs records without padding: copy, do not cast */
+	memcpy(p, &rec, sizeof(rec));
+	p += sizeof(rec);
+	memcpy(p, &payload, sizeof(payload));
+	p += sizeof(payload);
+	memcpy(p, message, message_len);
+	p += message_len;
+	memcpy(p, note, note_len);
+
+	b->len += sizeof(rec) + rec.size;
+	b->records++;
+	return true;
+}
+
+/*
+ * Write the batch: 0 if every record was taken, else -1.  A kernel that
+ * refuses a record returns the bytes before it: tell which one it was.
+ */
+static int batch_write(int data_fd, struct batch *b)
+{
+	ssize_t ret;
+
+	if (!b->records)
+		return 0;
+	ret = write(data_fd, b->buf, b->len);
+	if (ret < 0) {
+		perror("write of a batch");
+		return -1;
+	}
+	if ((size_t)ret < b->len) {
+		fprintf(stderr, "the batch stopped at byte %zd of %zu\n",
+			ret, b->len);
+		return -1;
+	}
+	batch_start(b);
+	return 0;
+}
+
+/*
+ * Write @burst events, numbered from @first: in as few batches as they
+ * fit in if @b is given, else one writev() each.  Returns how many were
+ * written, or -1.
+ */
+static long write_burst(int data_fd, __u32 write_index, struct batch *b,
+			long first, long burst, const char *message)
+{
+	long i;
+
+	for (i = first; i < first + burst; i++) {
+		if (!b) {
+			if (write_event(data_fd, write_index, (__u32)i, message,
+					"from example.c") < 0) {
+				perror("writev");
+				return -1;
+			}
+			continue;
+		}
+		if (batch_add(b, write_index, (__u32)i, message,
+			      "from example.c"))
+			continue;
+		/* Full: write it and start the next one with this event */
+		if (batch_write(data_fd, b) < 0)
+			return -1;
+		batch_add(b, write_index, (__u32)i, message, "from example.c");
+	}
+	if (b && batch_write(data_fd, b) < 0)
+		return -1;
+	return burst;
 }
 
 /* Wait until the status byte is set, for at most @seconds */
@@ -251,7 +383,8 @@ static void delete_event(const char *tracefs)
 int main(int argc, char **argv)
 {
 	const char *tracefs = NULL;
-	long count = 10, interval = 500, wait = -1;
+	long count = 10, burst = 1, interval = 500, wait = -1;
+	struct batch *batch = NULL;
 	__u32 status_index, write_index;
 	const __u8 *status_page;
 	long page_size = sysconf(_SC_PAGESIZE);
@@ -261,10 +394,13 @@ int main(int argc, char **argv)
 	char message[64];
 	__u8 status;
 
-	while ((opt = getopt(argc, argv, "n:i:w:dt:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:b:i:w:dt:h")) != -1) {
 		switch (opt) {
 		case 'n':
 			count = parse_number(optarg, "count", LONG_MAX);
+			break;
+		case 'b':
+			burst = parse_number(optarg, "burst", 1000000);
 			break;
 		case 'i':
 			interval = parse_number(optarg, "interval", 3600000);
@@ -318,6 +454,22 @@ int main(int argc, char **argv)
 	}
 	printf("registered %s: status index %u, write index %u\n",
 	       EVENT_NAME, status_index, write_index);
+
+	if (burst > 1) {
+		if (kernel_has_batches(data_fd)) {
+			batch = malloc(sizeof(*batch));
+			if (!batch) {
+				perror("malloc");
+				return EXIT_FAILURE;
+			}
+			batch_start(batch);
+			printf("bursts of %ld events, in batched writes\n",
+			       burst);
+		} else {
+			printf("bursts of %ld events, one write each (no batches: %s)\n",
+			       burst, strerror(errno));
+		}
+	}
 	printf("enable it with: echo 1 > %s/events/user_events/%s/enable\n",
 	       tracefs ? tracefs : "/sys/kernel/tracing", EVENT_NAME);
 	fflush(stdout);
@@ -346,13 +498,12 @@ int main(int argc, char **argv)
 
 		snprintf(message, sizeof(message), "iteration %ld of %ld",
 			 i + 1, count);
-		if (write_event(data_fd, write_index, (__u32)i, message,
-				"from example.c") < 0) {
-			perror("writev");
+		if (write_burst(data_fd, write_index, batch, i * burst, burst,
+				message) < 0) {
 			ret = EXIT_FAILURE;
 			break;
 		}
-		written++;
+		written += burst;
 		printf("%ld: status 0x%02x (used by%s%s%s), wrote event %ld\n", i,
 		       status,
 		       status & EVENT_STATUS_FTRACE ? " ftrace" : "",
@@ -366,6 +517,7 @@ int main(int argc, char **argv)
 
 	/* Closing the descriptor drops its reference on the event */
 	close(data_fd);
+	free(batch);
 	munmap((void *)status_page, page_size);
 
 	if (delete)

@@ -124,6 +124,28 @@ struct user_unreg {
 } __attribute__((__packed__));
 #endif
 
+/*
+ * A write whose first four bytes are USER_EVENT_BATCH is a batch: behind
+ * the marker come records, each a struct user_batch_record followed at
+ * once by its payload, without padding.  Each record is written as a
+ * write of its index and payload would be.  Kernels without batches
+ * refuse the marker with EINVAL; the marker alone returns 4.
+ */
+#define USER_EVENT_BATCH 0xffffffffU
+
+/* At most this many bytes in one batch, its marker included */
+#define USER_EVENT_BATCH_MAX (64 * 1024)
+
+/**
+ * struct user_batch_record - header of one record of a batch
+ * @write_index: the write index of the record's event on this fd
+ * @size: bytes of payload that follow the header
+ */
+struct user_batch_record {
+	__u32 write_index;
+	__u32 size;
+};
+
 #define DIAG_IOC_MAGIC '*'
 
 /* Register an event: takes a struct user_reg, of either layout */

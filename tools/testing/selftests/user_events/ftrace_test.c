@@ -502,8 +502,11 @@ TEST_F(ft, write_errors)
 		bad_idx = reg.write_index + 1;
 		ASSERT_EQ(-ENOENT, ue_emit(self->fd, bad_idx, &buf.a, fixed));
 		ASSERT_EQ(-ENOENT, ue_emit(self->fd, INT32_MAX, &buf.a, fixed));
-		/* Negative as a signed index: EINVAL, as on mainline */
-		ASSERT_EQ(-EINVAL, ue_emit(self->fd, UINT32_MAX, &buf.a, fixed));
+		/*
+		 * Negative as a signed index: EINVAL, as on mainline (but
+		 * 0xffffffff, USER_EVENT_BATCH, which starts a batch)
+		 */
+		ASSERT_EQ(-EINVAL, ue_emit(self->fd, 0xfffffffeu, &buf.a, fixed));
 		ASSERT_EQ(-EINVAL, ue_emit(self->fd, 0x80000000u, &buf.a, fixed));
 		buf.idx = bad_idx;
 		ASSERT_EQ(-1, write(self->fd, &buf, 4 + fixed));

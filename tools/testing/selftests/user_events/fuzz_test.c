@@ -27,6 +27,17 @@
  *   not, are strings to the tracing core: while enabled, a record is
  *   refused unless each is non-empty and ends with its NUL.  Fixed char
  *   arrays are recorded as written, NUL or not.
+ * - batch: batches (USER_EVENT_BATCH) of random records of the write
+ *   events, valid and not (bad, negative and unknown indexes, payloads
+ *   too short or too large, bad locations, strings without their NUL),
+ *   through status page and enable bit slots of one fd, their events
+ *   attached or not, often ended by a header or payload cut short, some
+ *   of them at the 64 KiB limit or past it; written with write() from
+ *   memory that may run into an inaccessible page, or with writev() split
+ *   at random places, one iovec sometimes unreadable, from dropped pages
+ *   of a shared file mapping or not.  A model of the rules gives the
+ *   result (the errno of the first record, or the bytes up to the first
+ *   refused one) and the records the trace must hold, in order.
  *
  * Each case checks that the result is one the ABI allows for that input
  * (the exact one when the input is known to be valid or to have a given
@@ -40,10 +51,11 @@
  * number of cases of each test.  The debug kernel, where creating and
  * deleting an event takes a tenth of a second under emulation, runs a
  * fifth of the cases (a quarter for the enable bits, a half for the
- * writes), from the same generators.
+ * writes and the batches), from the same generators.
  */
 #define _GNU_SOURCE
 #define USER_EVENTS_ENABLE_BIT_ABI
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <sys/syscall.h>
@@ -2669,6 +2681,487 @@ TEST_F_TIMEOUT(fuzz, write, 600)
 	report_tally("write", cases, &self->tally);
 	ue_msg("%ld cases in %lld ms, %ld recorded\n", cases,
 	       ue_now_ms() - t0, recorded);
+}
+
+/*
+ * Batches
+ */
+
+/* Records and iovecs of one batch; the most bytes it is given */
+#define BATCH_RECS	512
+#define BATCH_SEGS	16
+#define BATCH_IMG	(USER_EVENT_BATCH_MAX + 8192)
+
+/* Which bytes of a batch the kernel can read */
+struct bmem {
+	bool vectored;
+	int nseg;
+	size_t cut[BATCH_SEGS + 1];	/* iovec i is [cut[i], cut[i + 1]) */
+	bool hole[BATCH_SEGS];		/* unreadable iovecs */
+	size_t prefix;			/* write(): readable leading bytes */
+};
+
+static bool bmem_readable(const struct bmem *m, size_t pos, size_t len)
+{
+	int i;
+
+	if (!len)
+		return true;
+	if (!m->vectored)
+		return pos + len <= m->prefix;
+	/* An empty iovec has nothing to read, wherever it points */
+	for (i = 0; i < m->nseg; i++) {
+		if (m->hole[i] && m->cut[i] < m->cut[i + 1] &&
+		    pos < m->cut[i + 1] && pos + len > m->cut[i])
+			return false;
+	}
+
+	return true;
+}
+
+/* What a model of the rules makes of a batch */
+struct boutcome {
+	long ret;		/* the bytes consumed, or -errno */
+	int alt;		/* another errno allowed for the first record */
+	int nemitted;
+	size_t emitted[BATCH_RECS];	/* header offsets of records emitted */
+};
+
+/*
+ * The model: each record is checked as a write of it alone would be, in
+ * order, and emitted if its event is attached (@on); the first one refused
+ * ends the batch.  The rules leave two things open, which the caller
+ * allows either way: whether a record whose event has nothing attached
+ * has its payload read at all (@read_skipped: then a payload that cannot
+ * be read ends the batch), and, for a first record with two faults, which
+ * errno it gets (a record cut short by the end of the write may have a
+ * bad index too, a bad index may come with an unreadable payload).
+ */
+static void batch_model(const __u8 *img, size_t total, const struct bmem *m,
+			const bool *on, bool read_skipped, struct boutcome *o)
+{
+	struct user_batch_record h;
+	const struct wevent *ev;
+	size_t pos = sizeof(__u32);
+	int err = 0, alt = 0, e;
+	bool pay_ok;
+
+	o->nemitted = 0;
+	o->alt = 0;
+	if (total > USER_EVENT_BATCH_MAX) {
+		o->ret = -E2BIG;
+		return;
+	}
+	while (pos < total) {
+		if (total - pos < sizeof(h)) {
+			err = EINVAL;
+			break;
+		}
+		if (!bmem_readable(m, pos, sizeof(h))) {
+			err = EFAULT;
+			break;
+		}
+		memcpy(&h, img + pos, sizeof(h));
+		ev = h.write_index < NR_WEVENTS ? &wevents[h.write_index] : NULL;
+		if ((__s32)h.write_index < 0)
+			e = EINVAL;
+		else if (!ev)
+			e = ENOENT;
+		else if (h.size < ev->min)
+			e = EINVAL;
+		else if (h.size > UE_PAYLOAD_MAX)
+			e = E2BIG;
+		else
+			e = 0;
+		if (h.size > total - pos - sizeof(h)) {
+			/* Cut short by the end of the write */
+			err = EINVAL;
+			alt = e;
+			break;
+		}
+		pay_ok = bmem_readable(m, pos + sizeof(h), h.size);
+		if (e) {
+			err = e;
+			alt = pay_ok ? 0 : EFAULT;
+			break;
+		}
+		if (on[h.write_index]) {
+			if (!pay_ok ||
+			    !payload_valid(ev, img + pos + sizeof(h), h.size)) {
+				err = EFAULT;
+				break;
+			}
+			if (o->nemitted < BATCH_RECS)
+				o->emitted[o->nemitted++] = pos;
+		} else if (!pay_ok && read_skipped) {
+			err = EFAULT;
+			break;
+		}
+		pos += sizeof(h) + h.size;
+	}
+	if (err && pos == sizeof(__u32)) {
+		o->ret = -err;
+		o->alt = alt;
+	} else {
+		o->ret = pos;
+	}
+}
+
+/* Does the result @ret (bytes or -errno) fit outcome @o? */
+static bool batch_fits(const struct boutcome *o, long ret)
+{
+	return ret == o->ret || (o->ret < 0 && o->alt && ret == -o->alt);
+}
+
+/*
+ * The records of the write events in the instance, oldest first, cleared
+ * after: the event of each in @evs, its field m (if it has one) in @ms;
+ * their number, or -1
+ */
+static int take_batch_records(int *evs, __u32 *ms, int max)
+{
+	char *text = ue_read_file("instances/" INSTANCE "/trace");
+	const char *key = ": " PREFIX "w";
+	char *p, *end, *hit;
+	int count = 0, e;
+
+	if (!text)
+		return -1;
+	for (p = text; *p; p = *end ? end + 1 : end) {
+		end = strchrnul(p, '\n');
+		if (*p == '#')
+			continue;
+		hit = memmem(p, end - p, key, strlen(key));
+		if (!hit)
+			continue;
+		hit += strlen(key);
+		e = *hit - '0';
+		if (count < max) {
+			evs[count] = e;
+			ms[count] = 0;
+			if (e >= 0 && e < (int)NR_WEVENTS && wevents[e].marker &&
+			    !strncmp(hit + 1, ": m=", 4))
+				ms[count] = strtoul(hit + 5, NULL, 10);
+			else if (hit[1] != ':')
+				evs[count] = -1;
+		}
+		count++;
+	}
+	free(text);
+	if (count && ue_clear_trace(INSTANCE))
+		return -1;
+
+	return count;
+}
+
+/* A payload for @ev whose field m (if any) is @seq; its size */
+static size_t batch_payload(const struct wevent *ev, __u8 *p, size_t cap,
+			    __u32 seq)
+{
+	size_t len = ev->min, i;
+	__u32 loc;
+	int k;
+
+	for (i = 0; i < ev->min; i++)
+		p[i] = below(256);
+	rand_fixed(ev, p);
+	for (k = 0; k < ev->ndyn; k++) {
+		loc = rand_loc(&ev->dyn[k], p, &len, cap);
+		memcpy(p + ev->dyn[k].offset - UE_COMMON_SIZE, &loc, 4);
+	}
+	if (ev->marker)
+		memcpy(p, &seq, 4);
+
+	return len;
+}
+
+/* Append a record header and @size bytes of @payload to @img at *@len */
+static void batch_append(__u8 *img, size_t *len, __u32 idx, __u32 size,
+			 const __u8 *payload)
+{
+	struct user_batch_record h = { .write_index = idx, .size = size };
+
+	memcpy(img + *len, &h, sizeof(h));
+	memcpy(img + *len + sizeof(h), payload, size);
+	*len += sizeof(h) + size;
+}
+
+TEST_F_TIMEOUT(fuzz, batch, 600)
+{
+	long cases = self->iters ?: ue_scaled(1500, 2), n;
+	size_t room = (BATCH_IMG + UE_PAGE_SIZE - 1) / UE_PAGE_SIZE * UE_PAGE_SIZE;
+	__u8 *img, *heap, *area, *mem, *pay, *base;
+	struct boutcome *out[2];
+	struct ue_status_reg reg;
+	long long t0 = ue_now_ms();
+	int *evs, i, k, nrec, records, nseg;
+	size_t len, target, pos;
+	__u32 *ms, idx, size, seq = 0, m, marker = USER_EVENT_BATCH;
+	bool on[NR_WEVENTS], vectored;
+	struct iovec io[BATCH_SEGS];
+	const struct wevent *ev;
+	long recorded = 0, ret, whole = 0, stopped = 0;
+	struct bmem bm;
+	cpu_set_t cpus;
+
+	/* One CPU: the trace holds the records in the order written */
+	CPU_ZERO(&cpus);
+	CPU_SET(sched_getcpu(), &cpus);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+
+	/*
+	 * Slots 0-2 of status page registrations, 3-5 of enable bit ones
+	 * only: in a batch, records of either are skipped while nothing is
+	 * attached
+	 */
+	ASSERT_EQ(0, ue_instance_create(INSTANCE));
+	for (i = 0; i < (int)NR_WEVENTS; i++) {
+		if (i < 3) {
+			ASSERT_EQ(0, ue_reg(self->fd, wevents[i].cmd, &reg));
+			idx = reg.write_index;
+		} else {
+			ASSERT_EQ(0, ue_reg_bit(self->fd, wevents[i].cmd,
+						&strict_bits, 4, i, 0, &idx));
+			self->nstrict = i + 1;
+		}
+		ASSERT_EQ(i, idx);
+		on[i] = chance(50);
+		ASSERT_EQ(0, ue_enable(INSTANCE, wevents[i].name, on[i]));
+	}
+
+	/*
+	 * The image of the batch, copies of it on the heap and in a shared
+	 * file mapping, readable memory followed by as much inaccessible
+	 */
+	img = malloc(BATCH_IMG);
+	heap = malloc(BATCH_IMG);
+	pay = malloc(8192);
+	out[0] = malloc(sizeof(*out[0]));
+	out[1] = malloc(sizeof(*out[1]));
+	evs = calloc(BATCH_RECS, sizeof(*evs));
+	ms = calloc(BATCH_RECS, sizeof(*ms));
+	ASSERT_TRUE(img && heap && pay && out[0] && out[1] && evs && ms);
+	area = mmap(NULL, 2 * room, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(area != MAP_FAILED);
+	ASSERT_EQ(0, mprotect(area + room, room, PROT_NONE));
+	self->memfd = syscall(__NR_memfd_create, "ue_fz_batch", 0);
+	ASSERT_NE(-1, self->memfd);
+	ASSERT_EQ(0, ftruncate(self->memfd, room));
+	mem = mmap(NULL, room, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   self->memfd, 0);
+	ASSERT_TRUE(mem != MAP_FAILED);
+
+	for (n = 0; n < cases; n++) {
+		bool dropped = false;
+
+		/* Attach and detach events now and then */
+		if (chance(10)) {
+			k = below(NR_WEVENTS);
+			on[k] = !on[k];
+			ASSERT_EQ(0, ue_enable(INSTANCE, wevents[k].name, on[k]));
+		}
+
+		/* Records up to a size: mostly small, some at the limit */
+		if (chance(8))
+			target = USER_EVENT_BATCH_MAX - 32 + below(65);
+		else if (chance(20))
+			target = below(8192);
+		else
+			target = below(700);
+		len = sizeof(__u32);
+		memcpy(img, &marker, sizeof(marker));
+		for (nrec = 0; len < target && nrec < BATCH_RECS; nrec++) {
+			idx = below(NR_WEVENTS);
+			ev = &wevents[idx];
+			/* Mostly valid records, so that batches get long */
+			k = chance(85) ? 4 : 1;
+			do {
+				size = batch_payload(ev, pay, 4096, ++seq);
+			} while (--k && !payload_valid(ev, pay, size));
+			switch (below(80)) {
+			case 0:
+				idx = NR_WEVENTS + below(4);
+				break;
+			case 1:
+				idx = rnd();
+				break;
+			case 2:
+				idx = USER_EVENT_BATCH - below(2) * 0x7fffffff;
+				break;
+			case 3:
+			case 4:
+				size = below(size + 1);
+				break;
+			case 5:
+			case 6:
+			case 7:
+				pos = size;
+				size += below(target > 8192 ? 2000 : 48);
+				for (; pos < size; pos++)
+					pay[pos] = below(256);
+				break;
+			case 8:
+				pos = size;
+				size = UE_PAYLOAD_MAX + (chance(50) ? 0 : 1 + below(64));
+				if (size < pos)
+					size = pos;
+				memset(pay + pos, 0, size - pos);
+				break;
+			}
+			if (len + sizeof(struct user_batch_record) + size >
+			    BATCH_IMG - 64)
+				break;
+			batch_append(img, &len, idx, size, pay);
+		}
+		/* Near the limit: exactly at the size aimed at, mostly */
+		while (target > 8192 && len + 8 <= target && chance(95)) {
+			size = target - len - 8;
+			if (size > UE_PAYLOAD_MAX)
+				size = UE_PAYLOAD_MAX;
+			memset(pay, 'f', size);
+			batch_append(img, &len, 3, size, pay);
+		}
+		/* Ended by a header, or a payload, cut short */
+		if (chance(15)) {
+			idx = below(NR_WEVENTS);
+			size = chance(50) ? 4 + below(64) : below(8192);
+			memcpy(pay, &idx, 4);
+			memcpy(pay + 4, &size, 4);
+			pos = chance(40) ? 1 + below(7) :
+			      8 + (size ? below(size) : 0);
+			if (len + pos > BATCH_IMG)
+				pos = 1;
+			for (i = 8; i < (int)pos; i++)
+				pay[i] = below(256);
+			memcpy(img + len, pay, pos);
+			len += pos;
+		}
+
+		/* How it is written, and which bytes cannot be read */
+		memset(&bm, 0, sizeof(bm));
+		vectored = chance(60);
+		bm.vectored = vectored;
+		bm.prefix = len;
+		memcpy(heap, img, len);
+		if (vectored) {
+			nseg = 1 + (chance(70) ? below(BATCH_SEGS) : 0);
+			bm.nseg = nseg;
+			for (i = 1; i < nseg; i++)
+				bm.cut[i] = below(len + 1);
+			bm.cut[nseg] = len;
+			/* Sorted, a handful of them */
+			for (i = 1; i < nseg; i++) {
+				for (k = i + 1; k < nseg; k++) {
+					if (bm.cut[k] < bm.cut[i]) {
+						pos = bm.cut[i];
+						bm.cut[i] = bm.cut[k];
+						bm.cut[k] = pos;
+					}
+				}
+			}
+			if (chance(12)) {
+				k = below(nseg);
+				/* Never the marker */
+				bm.hole[k] = bm.cut[k] >= 4;
+			}
+			for (i = 0; i < nseg; i++) {
+				base = heap;
+				if (chance(30)) {
+					base = mem;
+					dropped = true;
+				}
+				io[i].iov_base = bm.hole[i] ? area + room :
+						 base + bm.cut[i];
+				io[i].iov_len = bm.cut[i + 1] - bm.cut[i];
+			}
+			if (dropped) {
+				memcpy(mem, img, len);
+				madvise(mem, room, MADV_DONTNEED);
+			}
+			ret = writev(self->fd, io, nseg);
+		} else {
+			k = below(100);
+			base = heap;
+			if (k < 15) {
+				/* Running into the inaccessible memory */
+				bm.prefix = 4 + below(len - 4 + 1);
+				base = area + room - bm.prefix;
+				memcpy(base, img, bm.prefix);
+			} else if (k < 40) {
+				base = mem;
+				memcpy(mem, img, len);
+				madvise(mem, room, MADV_DONTNEED);
+			}
+			ret = write(self->fd, base, len);
+		}
+		if (ret == -1)
+			ret = -errno;
+		tally(&self->tally, ret < 0 ? -ret : 0);
+
+		/* What the rules allow, and which records then */
+		batch_model(img, len, &bm, on, false, out[0]);
+		batch_model(img, len, &bm, on, true, out[1]);
+		k = batch_fits(out[0], ret) ? 0 : 1;
+		ASSERT_TRUE(batch_fits(out[k], ret)) {
+			CASE_LOG(n, "%s of %zu bytes: %ld, expected %ld or %ld (or -%d, -%d)",
+				 vectored ? "writev" : "write", len, ret,
+				 out[0]->ret, out[1]->ret, out[0]->alt,
+				 out[1]->alt);
+			for (i = 0; i < (int)NR_WEVENTS; i++)
+				TH_LOG("  %s %s", wevents[i].name,
+				       on[i] ? "attached" : "idle");
+			for (i = 0; vectored && i < bm.nseg; i++)
+				TH_LOG("  iovec %d: %zu bytes%s", i,
+				       bm.cut[i + 1] - bm.cut[i],
+				       bm.hole[i] ? ", unreadable" : "");
+			if (!vectored)
+				TH_LOG("  %zu bytes readable", bm.prefix);
+			TH_LOG("  bytes: %s", esc(img, len < 160 ? len : 160));
+		}
+
+		records = take_batch_records(evs, ms, BATCH_RECS);
+		ASSERT_EQ(out[k]->nemitted, records) {
+			CASE_LOG(n, "a batch of %zu bytes returned %ld: %d records, expected %d",
+				 len, ret, records, out[k]->nemitted);
+		}
+		for (i = 0; i < records; i++) {
+			pos = out[k]->emitted[i];
+			memcpy(&idx, img + pos, sizeof(idx));
+			memcpy(&m, img + pos + 8, sizeof(m));
+			if (!wevents[idx].marker)
+				m = 0;
+			ASSERT_TRUE(evs[i] == (int)idx && ms[i] == m) {
+				CASE_LOG(n, "record %d is %s m=%u, expected %s m=%u",
+					 i, evs[i] >= 0 ? wevents[evs[i]].name : "?",
+					 ms[i], wevents[idx].name, m);
+			}
+		}
+		recorded += records;
+		if (ret == (long)len)
+			whole++;
+		else if (ret > 0)
+			stopped++;
+	}
+
+	for (i = 3; i < (int)NR_WEVENTS; i++)
+		ASSERT_EQ(0, ue_unreg_bit(self->fd, &strict_bits, i));
+	self->nstrict = 0;
+
+	free(img);
+	free(heap);
+	free(pay);
+	free(out[0]);
+	free(out[1]);
+	free(evs);
+	free(ms);
+	munmap(area, 2 * room);
+	munmap(mem, room);
+	report_tally("batch", cases, &self->tally);
+	ue_msg("batch: %ld written whole, %ld stopped at a record but the first\n",
+	       whole, stopped);
+	ue_msg("%ld cases in %lld ms, %ld records\n", cases, ue_now_ms() - t0,
+	       recorded);
 }
 
 TEST_HARNESS_MAIN

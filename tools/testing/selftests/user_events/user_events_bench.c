@@ -14,9 +14,16 @@
  * the same write() and disabled check for an event registered with an
  * enable bit (the registration layout of Linux 6.4+); the time ftrace
  * takes to enable and disable an event that 1, 100 or 1000 processes
- * registered, with an enable bit each or with the status page; and a
+ * registered, with an enable bit each or with the status page; a
  * process with 32768 enable bits: registering them, its fork()+exit, and
- * enabling an unrelated event meanwhile.
+ * enabling an unrelated event meanwhile; and batched writes (phase batch):
+ * what a record of a 12-byte event costs in batches of 1, 8, 64 and 512
+ * records (one write() each), against a trace_marker_raw write(), a
+ * single user_events write() and the same 64 records submitted as 64
+ * write SQEs of io_uring with one io_uring_enter() (which Linux 6.1 hands
+ * to io-wq's worker threads; the same SQEs to /dev/null, which it issues
+ * inline, give an estimate of an inline write), with ftrace and then
+ * perf attached.
  *
  * Under TCG, switching a tracer on or off patches kernel text, which QEMU
  * pays for by retranslating.  So each phase switches the tracer state once,
@@ -30,11 +37,16 @@
  *
  * On a kernel without the enable bit layout (DIAG_IOCSREG refuses a
  * 28-byte struct user_reg with EINVAL) the rows that need it are skipped.
+ * Without batches (a write of the USER_EVENT_BATCH marker alone fails)
+ * the batch phase is skipped; without io_uring (io_uring_setup() fails,
+ * with ENOSYS where CONFIG_IO_URING is off) only its io_uring rows are.
  *
  * Usage: user_events_bench [-r ROUNDS] [-t MS] [-w MS] [-n EVENTS]
  *                          [-N PROCS] [-p LIST]
+ * LIST: idle,ftrace,threads,events,perf,perfrec,bpf,uprobe,enable,bits,batch
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -55,6 +67,7 @@
 #include <sys/wait.h>
 
 #include <linux/bpf.h>
+#include <linux/io_uring.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
 #include <linux/user_events.h>
@@ -99,8 +112,20 @@
  * enable would measure that wait.
  */
 #define EN_PAUSE_US		50000
+/* The event of the batch phase: 12 bytes of payload, three u32 */
+#define EVENT_BATCH		"ue_bench_batch"
+#define BATCH_FIELDS		" u32 a; u32 b; u32 c"
+#define BATCH_PAYLOAD		12
+/* One record of a batch: its header and payload */
+#define BATCH_REC		(sizeof(struct user_batch_record) + BATCH_PAYLOAD)
+#define NR_BATCHES		4
+#define BATCH_RECORDS_MAX	512
+/* SQEs of the io_uring submission, as many as records of a middle batch */
+#define URING_SQES		64
 
 static const int sizes[NR_SIZES] = { 8, 64, 512, MAX_PAYLOAD };
+static const int batch_sizes[NR_BATCHES] = { 1, 8, URING_SQES,
+					     BATCH_RECORDS_MAX };
 
 /* Settings, from the command line or the environment */
 static struct {
@@ -114,9 +139,11 @@ static struct {
 
 static const char *tracefs;
 
+struct ring;
+
 enum op_kind {
 	OP_NULL, OP_CHECK, OP_BIT_CHECK, OP_WRITE, OP_WRITEV, OP_MARKER,
-	OP_UPROBE,
+	OP_UPROBE, OP_BATCH, OP_URING,
 };
 
 /**
@@ -126,8 +153,11 @@ enum op_kind {
  * @fd: file written to
  * @size: payload bytes
  * @base: the bare write of the same size in the same phase, or NULL
+ * @records: events one iteration writes (a batch, an io_uring
+ *	submission), 0 for one
+ * @ring: the io_uring of an OP_URING
  * @iters: iterations of one measurement
- * @ns: ns per iteration, per round
+ * @ns: ns per event, per round
  */
 struct op {
 	enum op_kind kind;
@@ -135,6 +165,8 @@ struct op {
 	int fd;
 	int size;
 	struct op *base;
+	int records;
+	struct ring *ring;
 	long iters;
 	double ns[MAX_ROUNDS];
 };
@@ -149,7 +181,7 @@ static int null_fd = -1, marker_fd = -1;
 static int ue_fd[3] = { -1, -1, -1 };
 static int perf_fd = -1, bpf_prog_fd = -1;
 static void *perf_ring;
-static bool enabled_a, enabled_b, uprobe_made;
+static bool enabled_a, enabled_b, enabled_batch, uprobe_made;
 static int fillers;		/* filler events registered on ue_fd[0] */
 /*
  * Event A registered again, with an enable bit: bit 0 of enable_word, at
@@ -175,6 +207,9 @@ static struct {
 	int reg_lo, reg_hi;
 	double reg_lo_ns, reg_hi_ns;
 	double bits_busy_x;
+	/* batch phase, [0] with ftrace, [1] with perf */
+	double batch_vs_marker[2], batch_vs_uring[2], batch_vs_inline[2];
+	double batch1_vs_write[2];
 } res;
 
 struct row {
@@ -183,7 +218,7 @@ struct row {
 	char payload[16];
 	double ns;
 	double x;
-	char note[80];
+	char note[128];
 };
 
 static struct row rows[160];
@@ -365,8 +400,10 @@ static void ftrace_enable(const char *name, bool on)
 	}
 	if (!strcmp(name, EVENT_A))
 		enabled_a = on;
-	else
+	else if (!strcmp(name, EVENT_B))
 		enabled_b = on;
+	else
+		enabled_batch = on;
 }
 
 static int event_id(const char *path)
@@ -430,7 +467,8 @@ static void bit_unregister_a(void)
 
 /* --- perf and eBPF ------------------------------------------------------ */
 
-static int perf_open(int id, __u64 sample_type)
+/* perf on event @id in this task, or (@cpu >= 0) in every task on @cpu */
+static int perf_open(int id, __u64 sample_type, int cpu)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_TRACEPOINT,
@@ -442,10 +480,10 @@ static int perf_open(int id, __u64 sample_type)
 	};
 	int fd;
 
-	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1,
+	fd = syscall(__NR_perf_event_open, &attr, cpu < 0 ? 0 : -1, cpu, -1,
 		     PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
-		die("perf_event_open on event id %d", id);
+		die("perf_event_open on event id %d, CPU %d", id, cpu);
 	return fd;
 }
 
@@ -461,7 +499,7 @@ static void perf_attach(bool full)
 	if (full)
 		type |= PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CPU |
 			PERF_SAMPLE_PERIOD;
-	perf_fd = perf_open(id, type);
+	perf_fd = perf_open(id, type, -1);
 	/* Mapped read-only, the ring is in overwrite mode: never full */
 	perf_ring = mmap(NULL, (1 + PERF_RING_PAGES) * BENCH_PAGE, PROT_READ,
 			 MAP_SHARED, perf_fd, 0);
@@ -515,7 +553,7 @@ static void bpf_attach(void)
 		fprintf(stderr, "%s\n", log);
 		die("BPF_PROG_LOAD");
 	}
-	perf_fd = perf_open(id, PERF_SAMPLE_RAW);
+	perf_fd = perf_open(id, PERF_SAMPLE_RAW, -1);
 	if (ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, bpf_prog_fd))
 		die("PERF_EVENT_IOC_SET_BPF");
 	if (ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0))
@@ -620,6 +658,318 @@ static long uprobe_hits(void)
 	return hits;
 }
 
+/* --- batches and io_uring ----------------------------------------------- */
+
+/*
+ * The event of the batch phase, at write index 0 of batch_fd, which
+ * writes it one record at a time, in batches and through io_uring.
+ * batch_buf holds a batch of BATCH_RECORDS_MAX records: its first n
+ * records make a batch of n.
+ */
+static int batch_fd = -1, batch_status;
+static __u8 batch_buf[HDR + BATCH_RECORDS_MAX * BATCH_REC];
+
+/*
+ * The same records written through io_uring: URING_SQES write SQEs, each
+ * the [write index][payload] of one write(), submitted and waited for
+ * with one io_uring_enter().  Kernel selftests do not link liburing: the
+ * rings are set up with the raw system calls and the UAPI header.  The
+ * SQEs and the SQ array never change and are filled once, as batch_buf
+ * is built once: the rows measure what the kernel does with them.
+ *
+ * Linux 6.1 issues no such write inline, whatever the fd's flags.
+ * user_events_data is a regular file (of tracefs), and io_write()
+ * (io_uring/rw.c) hands a buffered write of a regular file to an io-wq
+ * worker thread unless the file has FMODE_BUF_WASYNC, which tracefs does
+ * not set.  Without CONFIG_BLOCK, as in the test kernel,
+ * __io_file_supports_nowait() (io_uring/io_uring.c) even says that no
+ * regular file can be written without blocking, and O_NONBLOCK, which
+ * lets a character device or a pipe be written inline, then only makes
+ * each SQE complete with -EAGAIN instead of going to the worker.  So
+ * ue_ring writes through batch_fd, opened without O_NONBLOCK, and its
+ * rows measure what 6.1 does: every write made by a worker thread of
+ * io-wq, on whichever CPU, while io_uring_enter() waits for them.
+ * What io_uring costs when it does write inline is measured with
+ * null_ring: the same SQEs to /dev/null opened with O_NONBLOCK (a
+ * character device), from which batch_measure() estimates an inline
+ * write to user_events_data.
+ */
+struct ring {
+	int fd;			/* the ring, -1 if there is none */
+	int data_fd;		/* what the SQEs write to */
+	__u8 *sq_ring, *cq_ring;	/* the same mapping, or two */
+	size_t sq_size, cq_size;	/* cq_size 0: one mapping */
+	struct io_uring_sqe *sqes;
+	__u32 *sq_tail, *cq_head, *cq_tail;
+	struct io_uring_cqe *cqes;
+	__u32 cq_mask;
+	__u32 tail;		/* the SQ tail this program wrote last */
+};
+
+static struct ring ue_ring = { .fd = -1, .data_fd = -1 };
+static struct ring null_ring = { .fd = -1, .data_fd = -1 };
+/* The errno of io_uring_setup() if there are no rings */
+static int uring_err;
+
+static void *uring_map(const struct ring *r, size_t size, __u64 offset)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, r->fd, offset);
+
+	if (p == MAP_FAILED)
+		die("mmap io_uring at %#llx", (unsigned long long)offset);
+	return p;
+}
+
+/*
+ * A ring of URING_SQES entries whose SQEs write to @data_fd, which is
+ * closed with the ring unless it is batch_fd: 0 or the errno of
+ * io_uring_setup()
+ */
+static int uring_setup(struct ring *r, int data_fd)
+{
+	struct io_uring_params p;
+	struct io_uring_sqe *sqe;
+	__u32 *array;
+	int i;
+
+	r->data_fd = data_fd;
+	memset(&p, 0, sizeof(p));
+	r->fd = syscall(__NR_io_uring_setup, URING_SQES, &p);
+	if (r->fd < 0)
+		return errno;
+	if (p.sq_entries != URING_SQES) {
+		errno = EPROTO;
+		die("io_uring_setup(%d) made %u SQ entries", URING_SQES,
+		    p.sq_entries);
+	}
+	r->sq_size = p.sq_off.array + p.sq_entries * sizeof(__u32);
+	r->cq_size = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	/* Both rings in one mapping, where the kernel offers it (5.4+) */
+	if (p.features & IORING_FEAT_SINGLE_MMAP) {
+		if (r->cq_size > r->sq_size)
+			r->sq_size = r->cq_size;
+		r->cq_size = 0;
+	}
+	r->sq_ring = uring_map(r, r->sq_size, IORING_OFF_SQ_RING);
+	r->cq_ring = r->cq_size ? uring_map(r, r->cq_size, IORING_OFF_CQ_RING) :
+				  r->sq_ring;
+	r->sqes = uring_map(r, URING_SQES * sizeof(*r->sqes), IORING_OFF_SQES);
+
+	r->sq_tail = (__u32 *)(r->sq_ring + p.sq_off.tail);
+	r->tail = *r->sq_tail;
+	array = (__u32 *)(r->sq_ring + p.sq_off.array);
+	r->cq_head = (__u32 *)(r->cq_ring + p.cq_off.head);
+	r->cq_tail = (__u32 *)(r->cq_ring + p.cq_off.tail);
+	r->cq_mask = *(__u32 *)(r->cq_ring + p.cq_off.ring_mask);
+	r->cqes = (struct io_uring_cqe *)(r->cq_ring + p.cq_off.cqes);
+
+	/* Every submission takes all the entries: slot i is always SQE i */
+	for (i = 0; i < URING_SQES; i++) {
+		sqe = &r->sqes[i];
+		memset(sqe, 0, sizeof(*sqe));
+		sqe->opcode = IORING_OP_WRITE;
+		sqe->fd = data_fd;
+		sqe->addr = (__u64)(unsigned long)ue_buf;
+		sqe->len = HDR + BATCH_PAYLOAD;
+		/* No file position: both files are streams */
+		sqe->off = (__u64)-1;
+		sqe->user_data = i;
+		array[i] = i;
+	}
+	return 0;
+}
+
+static void uring_teardown(struct ring *r)
+{
+	if (r->sqes)
+		munmap(r->sqes, URING_SQES * sizeof(*r->sqes));
+	if (r->cq_size && r->cq_ring)
+		munmap(r->cq_ring, r->cq_size);
+	if (r->sq_ring)
+		munmap(r->sq_ring, r->sq_size);
+	r->sqes = NULL;
+	r->sq_ring = NULL;
+	r->cq_ring = NULL;
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	if (r->data_fd >= 0 && r->data_fd != batch_fd)
+		close(r->data_fd);
+	r->data_fd = -1;
+}
+
+/*
+ * Worker threads of io-wq in this process ("iou-wrk-PID"): io_uring
+ * starts them for the requests it does not issue inline.
+ */
+static int uring_workers(void)
+{
+	char path[320], comm[32];
+	struct dirent *de;
+	DIR *dir = opendir("/proc/self/task");
+	int n = 0;
+
+	if (!dir)
+		return -1;
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 de->d_name);
+		if (!strncmp(get_line(path, comm, sizeof(comm)), "iou-wrk-", 8))
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+/*
+ * The batch phase's perf: an event on each CPU, for every task, as
+ * "perf record -a" opens them, so that the writes io-wq's workers make
+ * for ue_ring are sampled too (an event of this task alone, like the
+ * perf phase's, would miss them).
+ */
+#define BATCH_PERF_CPUS		64
+static int bperf_fd[BATCH_PERF_CPUS];
+static void *bperf_ring[BATCH_PERF_CPUS];
+static int bperf_cpus;
+
+static void batch_perf_attach(void)
+{
+	int id = event_id(tpath("events/user_events/%s/id", EVENT_BATCH));
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int cpu;
+
+	if (ncpu < 1 || ncpu > BATCH_PERF_CPUS) {
+		errno = ERANGE;
+		die("%ld CPUs for the batch phase's perf events", ncpu);
+	}
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		bperf_fd[cpu] = perf_open(id, PERF_SAMPLE_TIME | PERF_SAMPLE_RAW,
+					  cpu);
+		bperf_cpus = cpu + 1;
+		/* Read-only: an overwriting ring, never full */
+		bperf_ring[cpu] = mmap(NULL, (1 + PERF_RING_PAGES) * BENCH_PAGE,
+				       PROT_READ, MAP_SHARED, bperf_fd[cpu], 0);
+		if (bperf_ring[cpu] == MAP_FAILED) {
+			bperf_ring[cpu] = NULL;
+			die("mmap perf ring of CPU %d", cpu);
+		}
+	}
+	for (cpu = 0; cpu < bperf_cpus; cpu++) {
+		if (ioctl(bperf_fd[cpu], PERF_EVENT_IOC_ENABLE, 0))
+			die("enable perf event of CPU %d", cpu);
+	}
+}
+
+static void batch_perf_detach(void)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < bperf_cpus; cpu++) {
+		if (bperf_ring[cpu])
+			munmap(bperf_ring[cpu],
+			       (1 + PERF_RING_PAGES) * BENCH_PAGE);
+		bperf_ring[cpu] = NULL;
+		close(bperf_fd[cpu]);
+	}
+	bperf_cpus = 0;
+}
+
+/* Bytes of samples in the perf rings of the batch phase */
+static long batch_perf_count(void)
+{
+	const struct perf_event_mmap_page *meta;
+	long bytes = 0;
+	int cpu;
+
+	for (cpu = 0; cpu < bperf_cpus; cpu++) {
+		meta = bperf_ring[cpu];
+		bytes += __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	}
+	return bytes;
+}
+
+/*
+ * Register EVENT_BATCH on batch_fd, build the batch and the rings; false
+ * if the kernel has no batches.
+ */
+static bool batch_setup(void)
+{
+	struct user_batch_record rec = { .size = BATCH_PAYLOAD };
+	__u32 marker = USER_EVENT_BATCH, v[3];
+	__u8 *p = batch_buf;
+	char cmd[128];
+	ssize_t ret;
+	int idx, i, fd;
+
+	ue_delete(EVENT_BATCH);
+	snprintf(cmd, sizeof(cmd), "%s%s", EVENT_BATCH, BATCH_FIELDS);
+	batch_fd = open(tpath("user_events_data"), O_RDWR | O_CLOEXEC);
+	if (batch_fd < 0)
+		die("open user_events_data");
+	idx = ue_register(batch_fd, cmd, &batch_status);
+	if (idx) {
+		errno = idx < 0 ? -idx : EPROTO;
+		die("register %s (write index %d)", EVENT_BATCH, idx);
+	}
+
+	/* The marker alone is an empty batch, 4 bytes consumed */
+	ret = write(batch_fd, &marker, sizeof(marker));
+	if (ret != sizeof(marker)) {
+		say("phase batch: no batches (a write of the marker alone: %s), skipped",
+		    ret < 0 ? strerror(errno) : "not 4");
+		return false;
+	}
+	memcpy(p, &marker, sizeof(marker));
+	p += sizeof(marker);
+	for (i = 0; i < BATCH_RECORDS_MAX; i++) {
+		v[0] = i;
+		v[1] = BATCH_RECORDS_MAX;
+		v[2] = 0x75757575;
+		memcpy(p, &rec, sizeof(rec));
+		memcpy(p + sizeof(rec), v, BATCH_PAYLOAD);
+		p += BATCH_REC;
+	}
+
+	/*
+	 * ENOSYS: a kernel without CONFIG_IO_URING.  Whatever the error, the
+	 * io_uring rows are said not to be measured and the rest goes on.
+	 */
+	fd = open("/dev/null", O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		die("open /dev/null");
+	uring_err = uring_setup(&null_ring, fd);
+	if (!uring_err)
+		uring_err = uring_setup(&ue_ring, batch_fd);
+	if (uring_err) {
+		uring_teardown(&ue_ring);
+		uring_teardown(&null_ring);
+		say("phase batch: io_uring_setup(): %s: the io_uring rows cannot be measured",
+		    strerror(uring_err));
+	}
+	return true;
+}
+
+static void batch_teardown(void)
+{
+	bool made = batch_fd >= 0;
+
+	batch_perf_detach();
+	uring_teardown(&ue_ring);
+	uring_teardown(&null_ring);
+	if (enabled_batch)
+		put_file(tpath("events/user_events/%s/enable", EVENT_BATCH),
+			 "0\n", O_TRUNC);
+	enabled_batch = false;
+	if (batch_fd >= 0)
+		close(batch_fd);
+	batch_fd = -1;
+	if (made)
+		ue_delete(EVENT_BATCH);
+}
+
 /* --- measuring ---------------------------------------------------------- */
 
 static void op_failed(const struct op *op, long ret)
@@ -627,6 +977,34 @@ static void op_failed(const struct op *op, long ret)
 	if (ret >= 0)
 		errno = EIO;
 	die("%s, %d B payload: returned %ld", op->name, op->size, ret);
+}
+
+/* Submit the URING_SQES writes, wait for them, check and reap the CQEs */
+static void uring_submit(const struct op *op)
+{
+	struct ring *r = op->ring;
+	const struct io_uring_cqe *cqe;
+	__u32 head, tail;
+	long ret;
+
+	r->tail += URING_SQES;
+	__atomic_store_n(r->sq_tail, r->tail, __ATOMIC_RELEASE);
+	ret = syscall(__NR_io_uring_enter, r->fd, URING_SQES, URING_SQES,
+		      IORING_ENTER_GETEVENTS, NULL, 0);
+	if (ret != URING_SQES)
+		op_failed(op, ret);
+	head = *r->cq_head;
+	tail = __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE);
+	if (tail - head != URING_SQES)
+		op_failed(op, tail - head);
+	for (; head != tail; head++) {
+		cqe = &r->cqes[head & r->cq_mask];
+		if (cqe->res != (int)(HDR + BATCH_PAYLOAD)) {
+			errno = -cqe->res;
+			op_failed(op, cqe->res);
+		}
+	}
+	__atomic_store_n(r->cq_head, head, __ATOMIC_RELEASE);
 }
 
 static void op_run(const struct op *op, long n)
@@ -677,6 +1055,18 @@ static void op_run(const struct op *op, long n)
 	case OP_UPROBE:
 		for (i = 0; i < n; i++)
 			uprobe_call(buf + HDR, op->size);
+		break;
+	case OP_BATCH:
+		len = HDR + op->records * BATCH_REC;
+		for (i = 0; i < n; i++) {
+			ret = write(op->fd, batch_buf, len);
+			if (ret != (ssize_t)len)
+				op_failed(op, ret);
+		}
+		break;
+	case OP_URING:
+		for (i = 0; i < n; i++)
+			uring_submit(op);
 		break;
 	}
 }
@@ -732,7 +1122,8 @@ static void measure(struct op *ops, int nr)
 		for (k = 0; k < nr; k++) {
 			i = r & 1 ? nr - 1 - k : k;
 			ops[i].ns[r] = op_time(&ops[i], ops[i].iters) /
-				       ops[i].iters;
+				       ops[i].iters /
+				       (ops[i].records ? ops[i].records : 1);
 		}
 	}
 }
@@ -1951,6 +2342,226 @@ static void phase_bits(void)
 	ue_delete(EVENT_B);
 }
 
+/* --- batched writes ----------------------------------------------------- */
+
+/* Events in the ftrace buffers, overwritten ones included */
+static long ftrace_count(void)
+{
+	long entries, overrun, total = 0, v;
+	char line[128];
+	FILE *f;
+	int cpu;
+
+	for (cpu = 0; (f = fopen(tpath("per_cpu/cpu%d/stats", cpu), "re"));
+	     cpu++) {
+		entries = -1;
+		overrun = -1;
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "entries: %ld", &v) == 1)
+				entries = v;
+			else if (sscanf(line, "overrun: %ld", &v) == 1)
+				overrun = v;
+		}
+		fclose(f);
+		if (entries < 0 || overrun < 0) {
+			errno = EPROTO;
+			die("no entries or overrun in per_cpu/cpu%d/stats",
+			    cpu);
+		}
+		total += entries + overrun;
+	}
+	if (!cpu)
+		die("open per_cpu/cpu0/stats");
+	return total;
+}
+
+/*
+ * Does every record of a batch, and every SQE, reach the tracer as the
+ * write() of one record does?  A batch of URING_SQES records, and a
+ * submission of as many SQEs, must each add URING_SQES times what one
+ * write() adds to @count: the events of the ftrace buffers or the bytes
+ * of perf's rings.  Nothing else writes there; should something, two
+ * more tries are given.
+ */
+static void batch_check(const char *phase, long (*count)(void),
+			const struct op *single, const struct op *batch,
+			const struct op *uring_op)
+{
+	long c, one = 0, many = 0, sqes = 0;
+	int tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		c = count();
+		op_run(single, 1);
+		one = count() - c;
+		c += one;
+		op_run(batch, 1);
+		many = count() - c;
+		c += many;
+		sqes = one * URING_SQES;
+		if (uring_op) {
+			op_run(uring_op, 1);
+			sqes = count() - c;
+		}
+		if (one > 0 && many == one * URING_SQES &&
+		    sqes == one * URING_SQES)
+			return;
+	}
+	errno = EPROTO;
+	die("phase %s: one write() added %ld, a batch of %d records %ld, %d SQEs %ld",
+	    phase, one, URING_SQES, many, URING_SQES, sqes);
+}
+
+/*
+ * One tracer on EVENT_BATCH, ftrace or (@perf) perf: the rows of each
+ * batch size, per record, of the io_uring submissions, per SQE, of a
+ * single write() and of a trace_marker_raw write(), all of 12-byte
+ * payloads, in the same interleaved rounds.
+ */
+static void batch_measure(bool perf)
+{
+	static char names[NR_BATCHES][64];
+	static int null_workers = -1;
+	const char *phase = perf ? "batch-perf" : "batch";
+	struct op ops[MAX_OPS], *null, *marker, *single, *b[NR_BATCHES];
+	struct op *u = NULL, *nu = NULL, *b64 = NULL, est;
+	struct row *row;
+	__u8 status;
+	int nr = 0, k, r, workers = 0;
+
+	if (perf) {
+		ftrace_enable(EVENT_BATCH, false);
+		batch_perf_attach();
+	} else {
+		ftrace_enable(EVENT_BATCH, true);
+	}
+	status = status_page[batch_status];
+	if (status != (perf ? EVENT_STATUS_PERF : EVENT_STATUS_FTRACE)) {
+		errno = EPROTO;
+		die("status byte of %s is %#x with %s on", EVENT_BATCH, status,
+		    perf ? "perf" : "ftrace");
+	}
+
+	null = add_op(ops, &nr, OP_NULL, "write() to /dev/null", null_fd,
+		      BATCH_PAYLOAD, NULL);
+	marker = add_op(ops, &nr, OP_MARKER, "trace_marker_raw write()",
+			marker_fd, BATCH_PAYLOAD, null);
+	single = add_op(ops, &nr, OP_WRITE, perf ?
+			"user_events write(), perf on each CPU" :
+			"user_events write(), ftrace",
+			batch_fd, BATCH_PAYLOAD, null);
+	for (k = 0; k < NR_BATCHES; k++) {
+		snprintf(names[k], sizeof(names[k]),
+			 "write() of a batch of %d, per record", batch_sizes[k]);
+		b[k] = add_op(ops, &nr, OP_BATCH, names[k], batch_fd,
+			      BATCH_PAYLOAD, null);
+		b[k]->records = batch_sizes[k];
+		if (batch_sizes[k] == URING_SQES)
+			b64 = b[k];
+	}
+	if (ue_ring.fd >= 0) {
+		u = add_op(ops, &nr, OP_URING,
+			   "io_uring, 64 write SQEs, one io_uring_enter(), per SQE",
+			   -1, BATCH_PAYLOAD, null);
+		u->records = URING_SQES;
+		u->ring = &ue_ring;
+		nu = add_op(ops, &nr, OP_URING,
+			    "io_uring to /dev/null, the same, per SQE", -1,
+			    BATCH_PAYLOAD, null);
+		nu->records = URING_SQES;
+		nu->ring = &null_ring;
+		/* Before ue_ring's first write starts io-wq's workers */
+		if (null_workers < 0) {
+			op_run(nu, 1);
+			null_workers = uring_workers();
+		}
+	}
+	batch_check(phase, perf ? batch_perf_count : ftrace_count, single,
+		    b64, u);
+	measure(ops, nr);
+	if (u)
+		workers = uring_workers();
+	if (perf)
+		batch_perf_detach();
+
+	add_op_row(phase, null);
+	add_op_row(phase, marker);
+	row = add_op_row(phase, single);
+	note(row, "%.2fx trace_marker_raw", ratio(single, marker));
+	/*
+	 * io_uring writing inline to user_events_data, as 6.1 never does:
+	 * its own cost per SQE, to /dev/null, and what a user_events write()
+	 * costs more than one to /dev/null, round by round
+	 */
+	memset(&est, 0, sizeof(est));
+	for (r = 0; u && r < cfg.rounds; r++)
+		est.ns[r] = nu->ns[r] + single->ns[r] - null->ns[r];
+	for (k = 0; k < NR_BATCHES; k++) {
+		row = add_op_row(phase, b[k]);
+		note(row, "%.2fx trace_marker_raw, %.2fx write()",
+		     ratio(b[k], marker), ratio(b[k], single));
+		if (u)
+			note(row, ", %.2fx io_uring, %.2fx io_uring inline",
+			     ratio(b[k], u), ratio(b[k], &est));
+	}
+	if (u) {
+		row = add_op_row(phase, u);
+		note(row, "%.2fx trace_marker_raw, %.2fx write(); ",
+		     ratio(u, marker), ratio(u, single));
+		if (workers > 0)
+			note(row, "%d io-wq workers wrote", workers);
+		else
+			note(row, "issued inline");
+		row = add_op_row(phase, nu);
+		if (null_workers > 0)
+			note(row, "%d io-wq workers wrote", null_workers);
+		else
+			note(row, "issued inline");
+		row = add_row(phase, "io_uring inline, estimated, per SQE",
+			      BATCH_PAYLOAD, median(est.ns, cfg.rounds),
+			      ratio(&est, null));
+		note(row, "/dev/null SQE + (write() - /dev/null write()): %.2fx write()",
+		     ratio(&est, single));
+	} else {
+		row = add_row(phase,
+			      "io_uring, 64 write SQEs, one io_uring_enter(), per SQE",
+			      BATCH_PAYLOAD, -1, -1);
+		note(row, "not measured: io_uring_setup(): %s",
+		     strerror(uring_err));
+	}
+	if (workers > 0 && !perf)
+		say("phase %s: %d io-wq workers wrote for io_uring", phase,
+		    workers);
+
+	res.batch_vs_marker[perf] = ratio(b64, marker);
+	res.batch_vs_uring[perf] = u ? ratio(b64, u) : -1;
+	res.batch_vs_inline[perf] = u ? ratio(b64, &est) : -1;
+	res.batch1_vs_write[perf] = ratio(b[0], single);
+}
+
+/*
+ * Batched writes of EVENT_BATCH, 12-byte payloads: with ftrace, then
+ * with perf, each switched on once before its rounds.
+ */
+static void phase_batch(void)
+{
+	struct row *row;
+
+	say("phase batch: batches of 1 to %d records of %s, io_uring, ftrace then perf",
+	    BATCH_RECORDS_MAX, EVENT_BATCH);
+	if (enabled_a)
+		ftrace_enable(EVENT_A, false);
+	if (batch_setup()) {
+		batch_measure(false);
+		batch_measure(true);
+	} else {
+		row = add_row("batch", "write() of a batch, per record",
+			      BATCH_PAYLOAD, -1, -1);
+		note(row, "skipped: no batches");
+	}
+	batch_teardown();
+}
+
 /* A result stays 0 when its phase did not run (-p) */
 static double measured(double value)
 {
@@ -2000,6 +2611,31 @@ static void add_targets(void)
 	       res.reg_hi_ns / res.reg_lo_ns : NOT_MEASURED, 2.0, true, "x");
 	target("enabling an event during fork()+exit of 32768 bits, x idle",
 	       measured(res.bits_busy_x), 2.0, true, "x");
+	/*
+	 * Batches, 12-byte records.  trace_marker_raw writes into ftrace's
+	 * buffer whatever is attached to the event: the perf table's
+	 * batches are compared with it, but not held to its target.  The
+	 * io_uring targets are held against what 6.1 does (io-wq) and
+	 * against the estimate of an inline write (see struct ring).
+	 */
+	for (s = 0; s < 2; s++) {
+		if (!s) {
+			target("batch of 64, ftrace, per record x trace_marker_raw",
+			       measured(res.batch_vs_marker[0]), 0.30, true,
+			       "x");
+		}
+		snprintf(what, sizeof(what),
+			 "batch of 64, %s, per record x io_uring SQE (io-wq)",
+			 s ? "perf" : "ftrace");
+		target(what, measured(res.batch_vs_uring[s]), 0.50, true, "x");
+		snprintf(what, sizeof(what),
+			 "batch of 64, %s, per record x io_uring SQE inline, est.",
+			 s ? "perf" : "ftrace");
+		target(what, measured(res.batch_vs_inline[s]), 0.50, true, "x");
+		snprintf(what, sizeof(what), "batch of 1, %s, x write()",
+			 s ? "perf" : "ftrace");
+		target(what, measured(res.batch1_vs_write[s]), 1.10, true, "x");
+	}
 }
 
 /* --- setup and main ----------------------------------------------------- */
@@ -2011,6 +2647,7 @@ static void cleanup(void)
 
 	perf_detach();
 	en_teardown();
+	batch_teardown();
 	if (uprobe_made)
 		uprobe_remove();
 	if (enabled_a)
@@ -2057,9 +2694,10 @@ static void usage(FILE *f)
 		"  -N  most processes registering one event, at most %d\n"
 		"      (UE_BENCH_PROCS, default %d; phase enable: 1, 100, 1000, N)\n"
 		"  -p  phases, comma-separated (UE_BENCH_PHASES, default all):\n"
-		"      idle,ftrace,threads,events,perf,perfrec,bpf,uprobe,enable,bits\n",
+		"      idle,ftrace,threads,events,perf,perfrec,bpf,uprobe,enable,bits,batch\n"
+		"      (batch: batches of 1 to %d records, and io_uring, with ftrace and perf)\n",
 		cfg.rounds, cfg.ms, cfg.warmup_ms, cfg.events, PROCS_MAX,
-		cfg.procs);
+		cfg.procs, BATCH_RECORDS_MAX);
 }
 
 static void parse_args(int argc, char **argv)
@@ -2209,6 +2847,9 @@ int main(int argc, char **argv)
 		phase_enable();
 	if (want("bits"))
 		phase_bits();
+	/* Last: the earlier phases run as they did before it existed */
+	if (want("batch"))
+		phase_batch();
 
 	add_targets();
 	print_table();
