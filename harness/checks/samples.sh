@@ -29,18 +29,19 @@ sample_s32_bytes() {
 	printf '%02x %02x %02x %02x' "${b[@]}"
 }
 
-# sample_fields SAMPLE I COUNT [QUOTE]: the fields of record I (from 0) of
-# a run of COUNT, as tools print them (an extended regular expression),
-# string values between QUOTEs.
+# sample_fields SAMPLE I COUNT [QUOTE [BURST]]: the fields of record I
+# (from 0) of a run of COUNT, as tools print them (an extended regular
+# expression), string values between QUOTEs; with BURST (example -b),
+# each of the COUNT iterations wrote BURST records.
 sample_fields() {
-	local i=$2 n=$3 q=${4:-}
+	local i=$2 n=$3 q=${4:-} burst=${5:-1}
 	case $1 in
 	example)
 		# point is struct { s32 x, y; } = { i, -i }, printed as bytes
 		printf 'time_ns=[0-9]+ count=%d pid=[0-9]+ program=%sexample%s ' "$i" "$q" "$q"
 		printf 'point=%s %s ' "$(sample_s32_bytes "$i")" "$(sample_s32_bytes $((-i)))"
 		printf 'message=%siteration %d of %d%s note=%sfrom example.c%s' \
-			"$q" $((i + 1)) "$n" "$q" "$q" "$q"
+			"$q" $((i / burst + 1)) "$n" "$q" "$q" "$q"
 		;;
 	enable_bit)
 		printf 'count=%d message=%siteration %d of %d%s' "$i" "$q" $((i + 1)) "$n" "$q"
