@@ -2448,6 +2448,12 @@ void __user_events_exit_mm(struct mm_struct *mm)
 		return;
 
 	mutex_lock(&umm->lock);
+	/*
+	 * The table goes with the address space.  Emptied one enabler at a
+	 * time, it would be shrunk again and again, each time by a walk of
+	 * all its buckets that reports no quiescent state to RCU.
+	 */
+	WRITE_ONCE(umm->table.p.automatic_shrinking, false);
 	list_for_each_entry_safe(e, tmp, &umm->enablers, mm_link) {
 		user_enabler_remove(e);
 		user_event_pass_next(&passed);
