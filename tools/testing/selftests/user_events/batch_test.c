@@ -641,75 +641,6 @@ TEST_F(batch, trace_instance)
 	check_batch(_metadata, NULL, b, b->nrec, false);
 }
 
-/* A perf ring of event @id whose samples carry a time and the record */
-static int perf_timed_open(struct ue_perf_ring *ring, int id)
-{
-	struct perf_event_attr attr;
-	int err;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PERF_TYPE_TRACEPOINT;
-	attr.size = sizeof(attr);
-	attr.config = id;
-	attr.sample_period = 1;
-	attr.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
-
-	ring->size = (1 + RING_PAGES) * UE_PAGE_SIZE;
-	ring->fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1,
-			   PERF_FLAG_FD_CLOEXEC);
-	if (ring->fd == -1)
-		return errno;
-	ring->map = mmap(NULL, ring->size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 ring->fd, 0);
-	if (ring->map == MAP_FAILED) {
-		err = errno;
-		close(ring->fd);
-		ring->fd = -1;
-		return err;
-	}
-
-	return 0;
-}
-
-/*
- * Sample @nth of a ring of perf_timed_open(): its time in *@time, its raw
- * data in @raw (at most @max bytes); the raw size, or -1 if there are not
- * that many samples.  Samples may wrap around the end of the ring.
- */
-static int perf_timed_sample(const struct ue_perf_ring *ring, int nth,
-			     __u64 *time, void *raw, size_t max)
-{
-	struct perf_event_mmap_page *page = ring->map;
-	const __u8 *data = (__u8 *)ring->map + page->data_offset;
-	__u64 size = page->data_size, head, pos;
-	struct perf_event_header hdr;
-	__u32 raw_size;
-	size_t i;
-
-	head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
-	for (pos = page->data_tail; pos < head; pos += hdr.size) {
-		for (i = 0; i < sizeof(hdr); i++)
-			((__u8 *)&hdr)[i] = data[(pos + i) % size];
-		if (!hdr.size)
-			break;
-		if (hdr.type != PERF_RECORD_SAMPLE || nth--)
-			continue;
-
-		/* The time, then the raw data's size and bytes */
-		for (i = 0; i < sizeof(*time); i++)
-			((__u8 *)time)[i] = data[(pos + sizeof(hdr) + i) % size];
-		for (i = 0; i < sizeof(raw_size); i++)
-			((__u8 *)&raw_size)[i] =
-				data[(pos + sizeof(hdr) + 8 + i) % size];
-		for (i = 0; i < raw_size && i < max; i++)
-			((__u8 *)raw)[i] =
-				data[(pos + sizeof(hdr) + 12 + i) % size];
-		return raw_size;
-	}
-
-	return -1;
-}
-
 /*
  * perf: a sample per record, its raw data the record (the event's type,
  * the writer's pid, then exactly the payload), in batch order across two
@@ -732,7 +663,9 @@ TEST_F(batch, perf_samples)
 	for (k = 0; k < 2; k++) {
 		id[k] = ue_event_id(events[evs[k]].name);
 		ASSERT_LT(0, id[k]);
-		ASSERT_EQ(0, perf_timed_open(&self->ev.ring[k], id[k]));
+		ASSERT_EQ(0, ue_perf_ring_open_sampling(&self->ev.ring[k],
+							id[k], RING_PAGES,
+							true));
 		ASSERT_EQ(EVENT_STATUS_PERF,
 			  self->ev.status[self->ev.status_index[evs[k]]]);
 	}
@@ -748,8 +681,8 @@ TEST_F(batch, perf_samples)
 
 	for (i = 0; i < b->nrec; i++) {
 		k = b->rec[i].ev == EV_A ? 0 : 1;
-		size = perf_timed_sample(&self->ev.ring[k], next[k]++, &time,
-					 raw, sizeof(raw));
+		size = ue_perf_sample(&self->ev.ring[k], next[k]++, &time,
+				      raw, sizeof(raw));
 		ASSERT_LE(UE_COMMON_SIZE + (int)b->rec[i].size, size) {
 			TH_LOG("record %d: sample of %d bytes", i, size);
 		}
@@ -769,8 +702,8 @@ TEST_F(batch, perf_samples)
 	}
 	/* Nothing more */
 	for (k = 0; k < 2; k++)
-		ASSERT_EQ(-1, perf_timed_sample(&self->ev.ring[k], next[k],
-						&time, raw, sizeof(raw)));
+		ASSERT_EQ(-1, ue_perf_sample(&self->ev.ring[k], next[k],
+					     &time, raw, sizeof(raw)));
 
 	/* A, S, then an unknown index: A and S sampled, nothing after */
 	batch_start(b);
@@ -781,18 +714,18 @@ TEST_F(batch, perf_samples)
 	batch_u32(b, &self->ev, EV_A, 80, true);
 	ASSERT_EQ(batch_end(b, bad - 1), batch_write(self->ev.fd, b));
 	ASSERT_LE(UE_COMMON_SIZE + 4,
-		  perf_timed_sample(&self->ev.ring[0], next[0]++, &time, raw,
-				    sizeof(raw)));
+		  ue_perf_sample(&self->ev.ring[0], next[0]++, &time, raw,
+				 sizeof(raw)));
 	memcpy(&v, raw + UE_COMMON_SIZE, sizeof(v));
 	ASSERT_EQ(77, v);
 	ASSERT_LE(UE_COMMON_SIZE + 8,
-		  perf_timed_sample(&self->ev.ring[1], next[1]++, &time, raw,
-				    sizeof(raw)));
+		  ue_perf_sample(&self->ev.ring[1], next[1]++, &time, raw,
+				 sizeof(raw)));
 	memcpy(&v, raw + UE_COMMON_SIZE, sizeof(v));
 	ASSERT_EQ(78, v);
 	for (k = 0; k < 2; k++)
-		ASSERT_EQ(-1, perf_timed_sample(&self->ev.ring[k], next[k],
-						&time, raw, sizeof(raw)));
+		ASSERT_EQ(-1, ue_perf_sample(&self->ev.ring[k], next[k],
+					     &time, raw, sizeof(raw)));
 }
 
 /*

@@ -1063,10 +1063,11 @@ static inline void ue_threads_join(struct ue_threads *t)
 
 /*
  * A perf event on tracepoint @id that samples every hit with its raw
- * record, for task @pid on @cpu as perf_event_open() takes them; the fd,
- * or -1 and errno
+ * record, and with its time if @timed, for task @pid on @cpu as
+ * perf_event_open() takes them; the fd, or -1 and errno
  */
-static inline int ue_perf_open(int id, pid_t pid, int cpu)
+static inline int ue_perf_open_sampling(int id, pid_t pid, int cpu,
+					bool timed)
 {
 	struct perf_event_attr attr;
 
@@ -1075,10 +1076,16 @@ static inline int ue_perf_open(int id, pid_t pid, int cpu)
 	attr.size = sizeof(attr);
 	attr.config = id;
 	attr.sample_period = 1;
-	attr.sample_type = PERF_SAMPLE_RAW;
+	attr.sample_type = PERF_SAMPLE_RAW | (timed ? PERF_SAMPLE_TIME : 0);
 
 	return syscall(__NR_perf_event_open, &attr, pid, cpu, -1,
 		       PERF_FLAG_FD_CLOEXEC);
+}
+
+/* ue_perf_open_sampling() of the raw record alone */
+static inline int ue_perf_open(int id, pid_t pid, int cpu)
+{
+	return ue_perf_open_sampling(id, pid, cpu, false);
 }
 
 /* A perf event of this task with its ring buffer mapped */
@@ -1089,16 +1096,17 @@ struct ue_perf_ring {
 };
 
 /*
- * ue_perf_open() for this task on any CPU, with a ring buffer of @pages
- * data pages (a power of two); 0, or errno with ring->fd -1
+ * ue_perf_open_sampling() for this task on any CPU, with a ring buffer of
+ * @pages data pages (a power of two); 0, or errno with ring->fd -1
  */
-static inline int ue_perf_ring_open(struct ue_perf_ring *ring, int id,
-				    unsigned int pages)
+static inline int ue_perf_ring_open_sampling(struct ue_perf_ring *ring,
+					     int id, unsigned int pages,
+					     bool timed)
 {
 	int err;
 
 	ring->size = (1 + pages) * UE_PAGE_SIZE;
-	ring->fd = ue_perf_open(id, 0, -1);
+	ring->fd = ue_perf_open_sampling(id, 0, -1, timed);
 	if (ring->fd == -1)
 		return errno;
 	ring->map = mmap(NULL, ring->size, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -1113,6 +1121,13 @@ static inline int ue_perf_ring_open(struct ue_perf_ring *ring, int id,
 	return 0;
 }
 
+/* ue_perf_ring_open_sampling() of the raw record alone */
+static inline int ue_perf_ring_open(struct ue_perf_ring *ring, int id,
+				    unsigned int pages)
+{
+	return ue_perf_ring_open_sampling(ring, id, pages, false);
+}
+
 /* Unmap and close @ring, if it is open */
 static inline void ue_perf_ring_close(struct ue_perf_ring *ring)
 {
@@ -1125,12 +1140,14 @@ static inline void ue_perf_ring_close(struct ue_perf_ring *ring)
 
 /*
  * Copy the raw data of sample @nth (0-based) of @ring into @raw, at most
- * @max bytes; returns its size, or -1 when there are not that many
- * samples.  Records may wrap around the end of the data area, so bytes
- * are copied one by one.
+ * @max bytes, and its time into *@time if the ring's samples have one
+ * (@time not NULL: ue_perf_ring_open_sampling() with @timed); returns
+ * the raw data's size, or -1 when there are not that many samples.
+ * Records may wrap around the end of the data area, so bytes are copied
+ * one by one.
  */
-static inline int ue_perf_raw_sample(const struct ue_perf_ring *ring, int nth,
-				     void *raw, size_t max)
+static inline int ue_perf_sample(const struct ue_perf_ring *ring, int nth,
+				 __u64 *time, void *raw, size_t max)
 {
 	struct perf_event_mmap_page *page = ring->map;
 	const __u8 *data = (__u8 *)ring->map + page->data_offset;
@@ -1148,16 +1165,28 @@ static inline int ue_perf_raw_sample(const struct ue_perf_ring *ring, int nth,
 		if (hdr.type != PERF_RECORD_SAMPLE || nth--)
 			continue;
 
+		/* The time, if any, then the raw data's size and bytes */
+		pos += sizeof(hdr);
+		for (i = 0; time && i < sizeof(*time); i++)
+			((__u8 *)time)[i] = data[(pos + i) % size];
+		if (time)
+			pos += sizeof(*time);
 		for (i = 0; i < sizeof(raw_size); i++)
-			((__u8 *)&raw_size)[i] =
-				data[(pos + sizeof(hdr) + i) % size];
+			((__u8 *)&raw_size)[i] = data[(pos + i) % size];
+		pos += sizeof(raw_size);
 		for (i = 0; i < raw_size && i < max; i++)
-			((__u8 *)raw)[i] =
-				data[(pos + sizeof(hdr) + 4 + i) % size];
+			((__u8 *)raw)[i] = data[(pos + i) % size];
 		return raw_size;
 	}
 
 	return -1;
+}
+
+/* ue_perf_sample() of a ring whose samples have no time */
+static inline int ue_perf_raw_sample(const struct ue_perf_ring *ring, int nth,
+				     void *raw, size_t max)
+{
+	return ue_perf_sample(ring, nth, NULL, raw, max);
 }
 
 /*
