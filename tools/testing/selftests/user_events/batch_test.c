@@ -39,8 +39,6 @@
 #include <sched.h>
 #include <stddef.h>
 
-#include <linux/bpf.h>
-
 #include "user_events_selftests.h"
 
 #define PREFIX		"ue_bt_"
@@ -735,88 +733,43 @@ TEST_F(batch, perf_samples)
  */
 #define BPF_SLOTS	17
 
-#define INSN(c, d, s, o, i) \
-	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
-			    .off = (o), .imm = (i) })
-
-static int sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
-
-static int bpf_map_slots(void)
-{
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.map_type = BPF_MAP_TYPE_ARRAY;
-	attr.key_size = sizeof(__u32);
-	attr.value_size = sizeof(__u64);
-	attr.max_entries = BPF_SLOTS;
-
-	return sys_bpf(BPF_MAP_CREATE, &attr);
-}
-
-static __u64 bpf_slot(int map_fd, __u32 key)
-{
-	union bpf_attr attr;
-	__u64 value = ~0ULL;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.map_fd = map_fd;
-	attr.key = (uintptr_t)&key;
-	attr.value = (uintptr_t)&value;
-	sys_bpf(BPF_MAP_LOOKUP_ELEM, &attr);
-
-	return value;
-}
-
 static int bpf_prog_keep_values(int map_fd, char *log, size_t log_size)
 {
-	struct bpf_insn insns[] = {
-		/* r6 = the u32 field, right after the common fields */
-		INSN(BPF_LDX | BPF_MEM | BPF_W, 6, 1, UE_COMMON_SIZE, 0),
-		/* r0 = &slot[0], or out */
-		INSN(BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0),
-		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4),
-		INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map_fd),
-		INSN(0, 0, 0, 0, 0),
-		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),
-		INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 13, 0),
-		/* r7 = slot[0]++ */
-		INSN(BPF_LDX | BPF_MEM | BPF_DW, 7, 0, 0, 0),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 1, 7, 0, 0),
-		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, 1),
-		INSN(BPF_STX | BPF_MEM | BPF_DW, 0, 1, 0, 0),
-		/* r0 = &slot[1 + r7], or out */
-		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 7, 0, 0, 1),
-		INSN(BPF_STX | BPF_MEM | BPF_W, 10, 7, -8, 0),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0),
-		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -8),
-		INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map_fd),
-		INSN(0, 0, 0, 0, 0),
-		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),
-		INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1, 0),
-		/* *r0 = r6 */
-		INSN(BPF_STX | BPF_MEM | BPF_DW, 0, 6, 0, 0),
-		/* out: return 0 */
-		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0),
-		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
-	};
-	union bpf_attr attr;
+	struct bpf_insn insns[32], *p = insns;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_TRACEPOINT;
-	attr.insns = (uintptr_t)insns;
-	attr.insn_cnt = ARRAY_SIZE(insns);
-	attr.license = (uintptr_t)"GPL";
-	attr.log_buf = (uintptr_t)log;
-	attr.log_size = log_size;
-	attr.log_level = 1;
-	log[0] = '\0';
+	/* r6 = the u32 field, right after the common fields */
+	*p++ = UE_BPF_INSN(BPF_LDX | BPF_MEM | BPF_W, 6, 1, UE_COMMON_SIZE, 0);
+	/* r0 = &slot[0], or out */
+	*p++ = UE_BPF_INSN(BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0);
+	p = ue_bpf_map_lookup(p, map_fd, -4);
+	*p++ = UE_BPF_INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 13, 0);
+	/* r7 = slot[0]++ */
+	*p++ = UE_BPF_INSN(BPF_LDX | BPF_MEM | BPF_DW, 7, 0, 0, 0);
+	*p++ = UE_BPF_INSN(BPF_ALU64 | BPF_MOV | BPF_X, 1, 7, 0, 0);
+	*p++ = UE_BPF_INSN(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, 1);
+	*p++ = UE_BPF_INSN(BPF_STX | BPF_MEM | BPF_DW, 0, 1, 0, 0);
+	/* r0 = &slot[1 + r7], or out */
+	*p++ = UE_BPF_INSN(BPF_ALU64 | BPF_ADD | BPF_K, 7, 0, 0, 1);
+	*p++ = UE_BPF_INSN(BPF_STX | BPF_MEM | BPF_W, 10, 7, -8, 0);
+	p = ue_bpf_map_lookup(p, map_fd, -8);
+	*p++ = UE_BPF_INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1, 0);
+	/* *r0 = r6 */
+	*p++ = UE_BPF_INSN(BPF_STX | BPF_MEM | BPF_DW, 0, 6, 0, 0);
+	/* out: return 0 */
+	*p++ = UE_BPF_INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
+	*p++ = UE_BPF_INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
 
-	return sys_bpf(BPF_PROG_LOAD, &attr);
+	return ue_bpf_tp_load(insns, p - insns, log, log_size);
+}
+
+/* Slot @key of the map, ~0 if it cannot be read */
+static __u64 bpf_slot(int map_fd, __u32 key)
+{
+	__u64 value = ~0ULL;
+
+	ue_bpf_array_read(map_fd, key, &value);
+
+	return value;
 }
 
 /*
@@ -830,7 +783,7 @@ TEST_F(batch, bpf_runs_per_record)
 	int map_fd, prog_fd, perf_fd, bad;
 	__u32 values[8], i, n = 0;
 
-	map_fd = bpf_map_slots();
+	map_fd = ue_bpf_array_create(sizeof(__u64), BPF_SLOTS);
 	if (map_fd == -1 && errno == EPERM)
 		SKIP(return, "bpf() is not available: %s", strerror(errno));
 	ASSERT_NE(-1, map_fd);
@@ -838,10 +791,8 @@ TEST_F(batch, bpf_runs_per_record)
 	ASSERT_NE(-1, prog_fd) {
 		TH_LOG("verifier: %s", log);
 	}
-	perf_fd = ue_perf_open(ue_event_id(events[EV_A].name), 0, -1);
+	perf_fd = ue_perf_open_bpf(ue_event_id(events[EV_A].name), prog_fd);
 	ASSERT_NE(-1, perf_fd);
-	ASSERT_EQ(0, ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, prog_fd));
-	ASSERT_EQ(0, ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0));
 
 	batch_start(b);
 	for (i = 0; i < 5; i++) {

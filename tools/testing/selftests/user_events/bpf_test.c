@@ -10,103 +10,39 @@
  */
 
 #include <stddef.h>
-#include <linux/bpf.h>
-#include <linux/perf_event.h>
-#include <sys/syscall.h>
 
 #include "user_events_selftests.h"
 
 #define RECORD_COPY	128
 #define VALUE_SIZE	(RECORD_COPY + sizeof(uint64_t))	/* + run count */
 
-static int sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
-
-static int map_create(void)
-{
-	union bpf_attr attr = {
-		.map_type = BPF_MAP_TYPE_ARRAY,
-		.key_size = sizeof(uint32_t),
-		.value_size = VALUE_SIZE,
-		.max_entries = 1,
-	};
-
-	return sys_bpf(BPF_MAP_CREATE, &attr);
-}
-
-static int map_read(int map_fd, void *value)
-{
-	uint32_t key = 0;
-	union bpf_attr attr = {
-		.map_fd = map_fd,
-		.key = (uintptr_t)&key,
-		.value = (uintptr_t)value,
-	};
-
-	return sys_bpf(BPF_MAP_LOOKUP_ELEM, &attr);
-}
-
-#define INSN(c, d, s, o, i) \
-	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
-			    .off = (o), .imm = (i) })
-
-/*
- * Loads @insns as a tracepoint program; the verifier's log goes to @log
- * on failure, unless @log is NULL
- */
-static int tp_prog_load(const struct bpf_insn *insns, unsigned int insn_cnt,
-			char *log, size_t log_size)
-{
-	union bpf_attr attr = {
-		.prog_type = BPF_PROG_TYPE_TRACEPOINT,
-		.insns = (uintptr_t)insns,
-		.insn_cnt = insn_cnt,
-		.license = (uintptr_t)"GPL",
-	};
-
-	if (log) {
-		log[0] = '\0';
-		attr.log_buf = (uintptr_t)log;
-		attr.log_size = log_size;
-		attr.log_level = 1;
-	}
-	return sys_bpf(BPF_PROG_LOAD, &attr);
-}
-
 /* Loads the program; its verifier log goes to @log on failure */
 static int prog_load(int map_fd, char *log, size_t log_size)
 {
-	struct bpf_insn insns[] = {
-		/* r6 = ctx */
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0),
-		/* key = 0 on the stack; r2 = &key */
-		INSN(BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0),
-		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4),
-		/* r1 = map */
-		INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map_fd),
-		INSN(0, 0, 0, 0, 0),
-		/* r0 = bpf_map_lookup_elem(map, &key); if (!r0) goto out */
-		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),
-		INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 8, 0),
-		/* bpf_probe_read_kernel(value, RECORD_COPY, ctx) */
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 7, 0, 0, 0),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 1, 7, 0, 0),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, RECORD_COPY),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 3, 6, 0, 0),
-		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_probe_read_kernel),
-		/* value's run count += 1 */
-		INSN(BPF_LDX | BPF_MEM | BPF_DW, 1, 7, RECORD_COPY, 0),
-		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, 1),
-		INSN(BPF_STX | BPF_MEM | BPF_DW, 7, 1, RECORD_COPY, 0),
-		/* out: return 0 */
-		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0),
-		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
-	};
+	struct bpf_insn insns[32], *p = insns;
 
-	return tp_prog_load(insns, ARRAY_SIZE(insns), log, log_size);
+	/* r6 = ctx */
+	*p++ = UE_BPF_INSN(BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0);
+	/* key = 0 on the stack; r0 = its value, or out */
+	*p++ = UE_BPF_INSN(BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0);
+	p = ue_bpf_map_lookup(p, map_fd, -4);
+	*p++ = UE_BPF_INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 8, 0);
+	/* bpf_probe_read_kernel(value, RECORD_COPY, ctx) */
+	*p++ = UE_BPF_INSN(BPF_ALU64 | BPF_MOV | BPF_X, 7, 0, 0, 0);
+	*p++ = UE_BPF_INSN(BPF_ALU64 | BPF_MOV | BPF_X, 1, 7, 0, 0);
+	*p++ = UE_BPF_INSN(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, RECORD_COPY);
+	*p++ = UE_BPF_INSN(BPF_ALU64 | BPF_MOV | BPF_X, 3, 6, 0, 0);
+	*p++ = UE_BPF_INSN(BPF_JMP | BPF_CALL, 0, 0, 0,
+			   BPF_FUNC_probe_read_kernel);
+	/* value's run count += 1 */
+	*p++ = UE_BPF_INSN(BPF_LDX | BPF_MEM | BPF_DW, 1, 7, RECORD_COPY, 0);
+	*p++ = UE_BPF_INSN(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, 1);
+	*p++ = UE_BPF_INSN(BPF_STX | BPF_MEM | BPF_DW, 7, 1, RECORD_COPY, 0);
+	/* out: return 0 */
+	*p++ = UE_BPF_INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
+	*p++ = UE_BPF_INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+
+	return ue_bpf_tp_load(insns, p - insns, log, log_size);
 }
 
 /*
@@ -117,29 +53,13 @@ static int prog_load(int map_fd, char *log, size_t log_size)
 static int prog_load_ctx_read(int off, int size)
 {
 	struct bpf_insn insns[] = {
-		INSN(BPF_LDX | BPF_MEM | (size == 8 ? BPF_DW : BPF_W), 0, 1,
-		     off, 0),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0),
-		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+		UE_BPF_INSN(BPF_LDX | BPF_MEM | (size == 8 ? BPF_DW : BPF_W),
+			    0, 1, off, 0),
+		UE_BPF_INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0),
+		UE_BPF_INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
 
-	return tp_prog_load(insns, ARRAY_SIZE(insns), NULL, 0);
-}
-
-/* Opens the event's perf event with the program attached and enabled */
-static int perf_attach_bpf(int id, int prog_fd)
-{
-	int fd = ue_perf_open(id, 0, -1);
-
-	if (fd == -1)
-		return -1;
-	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) ||
-	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
-		close(fd);
-		return -1;
-	}
-
-	return fd;
+	return ue_bpf_tp_load(insns, ARRAY_SIZE(insns), NULL, 0);
 }
 
 FIXTURE(bpf) {
@@ -160,7 +80,7 @@ FIXTURE_SETUP(bpf)
 	ASSERT_NE(-1, self->data_fd);
 	ASSERT_EQ(0, ue_open_status_page(&self->status_fd, &self->status));
 
-	self->map_fd = map_create();
+	self->map_fd = ue_bpf_array_create(VALUE_SIZE, 1);
 	if (self->map_fd == -1 && errno == EPERM)
 		SKIP(_exit(255), "bpf() is not available: %s", strerror(errno));
 	ASSERT_NE(-1, self->map_fd);
@@ -205,7 +125,7 @@ TEST_F(bpf, program_sees_every_record)
 	/* msg follows its own location word directly */
 	in.msg_loc = DYN_LOC(0, sizeof(in.msg));
 
-	perf_fd = perf_attach_bpf(ue_event_id(name), self->prog_fd);
+	perf_fd = ue_perf_open_bpf(ue_event_id(name), self->prog_fd);
 	ASSERT_NE(-1, perf_fd);
 	ASSERT_EQ(EVENT_STATUS_PERF, self->status[reg.status_index]);
 
@@ -216,7 +136,7 @@ TEST_F(bpf, program_sees_every_record)
 						  sizeof(in)));
 	}
 
-	ASSERT_EQ(0, map_read(self->map_fd, value));
+	ASSERT_EQ(0, ue_bpf_array_read(self->map_fd, 0, value));
 	memcpy(&runs, value + RECORD_COPY, sizeof(runs));
 	ASSERT_EQ(5, runs);
 
@@ -233,7 +153,7 @@ TEST_F(bpf, program_sees_every_record)
 	/* Detached: further writes do not run it */
 	ASSERT_EQ(sizeof(in) + 4, ue_emit(self->data_fd, reg.write_index,
 					  &in, sizeof(in)));
-	ASSERT_EQ(0, map_read(self->map_fd, value));
+	ASSERT_EQ(0, ue_bpf_array_read(self->map_fd, 0, value));
 	memcpy(&runs, value + RECORD_COPY, sizeof(runs));
 	ASSERT_EQ(5, runs);
 }
@@ -249,8 +169,8 @@ TEST_F(bpf, invalid_payload_does_not_run_program)
 	ASSERT_EQ(0, ue_reg(self->data_fd,
 			    "__bpf_test_bad s64 big; u32 count; __rel_loc char[] msg",
 			    &reg));
-	perf_fd = perf_attach_bpf(ue_event_id("__bpf_test_bad"),
-				  self->prog_fd);
+	perf_fd = ue_perf_open_bpf(ue_event_id("__bpf_test_bad"),
+				   self->prog_fd);
 	ASSERT_NE(-1, perf_fd);
 
 	memset(&in, 0, sizeof(in));
@@ -259,7 +179,7 @@ TEST_F(bpf, invalid_payload_does_not_run_program)
 	in.msg_loc = DYN_LOC(0, sizeof(in) - offsetof(struct bpf_payload, msg) + 1);
 	ASSERT_EQ(-EFAULT, ue_emit(self->data_fd, reg.write_index, &in,
 				   sizeof(in)));
-	ASSERT_EQ(0, map_read(self->map_fd, value));
+	ASSERT_EQ(0, ue_bpf_array_read(self->map_fd, 0, value));
 	memcpy(&runs, value + RECORD_COPY, sizeof(runs));
 	ASSERT_EQ(0, runs);
 

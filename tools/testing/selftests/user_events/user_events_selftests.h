@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/bpf.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <linux/user_events.h>
@@ -1187,6 +1188,109 @@ static inline int ue_perf_raw_sample(const struct ue_perf_ring *ring, int nth,
 				     void *raw, size_t max)
 {
 	return ue_perf_sample(ring, nth, NULL, raw, max);
+}
+
+/*
+ * eBPF without a BPF toolchain: programs of raw instructions loaded with
+ * the bpf() system call, and array maps they leave their results in.
+ */
+#define UE_BPF_INSN(c, d, s, o, i)					\
+	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
+			    .off = (o), .imm = (i) })
+
+/*
+ * Put at @insn the instructions of r0 = bpf_map_lookup_elem(@map_fd,
+ * r10 + @key_off), which lose r1 to r5; the place after them
+ */
+static inline struct bpf_insn *ue_bpf_map_lookup(struct bpf_insn *insn,
+						 int map_fd, int key_off)
+{
+	*insn++ = UE_BPF_INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
+	*insn++ = UE_BPF_INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, key_off);
+	/* The map's address takes two instructions */
+	*insn++ = UE_BPF_INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD,
+			      0, map_fd);
+	*insn++ = UE_BPF_INSN(0, 0, 0, 0, 0);
+	*insn++ = UE_BPF_INSN(BPF_JMP | BPF_CALL, 0, 0, 0,
+			      BPF_FUNC_map_lookup_elem);
+
+	return insn;
+}
+
+static inline int ue_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+/* An array map of @entries values of @value_size bytes; its fd or -1 */
+static inline int ue_bpf_array_create(__u32 value_size, __u32 entries)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_ARRAY;
+	attr.key_size = sizeof(__u32);
+	attr.value_size = value_size;
+	attr.max_entries = entries;
+
+	return ue_bpf(BPF_MAP_CREATE, &attr);
+}
+
+/* Copy value @key of array map @map_fd to @value; 0 or errno */
+static inline int ue_bpf_array_read(int map_fd, __u32 key, void *value)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_fd = map_fd;
+	attr.key = (uintptr_t)&key;
+	attr.value = (uintptr_t)value;
+
+	return ue_bpf(BPF_MAP_LOOKUP_ELEM, &attr) ? errno : 0;
+}
+
+/*
+ * Load @insns as a tracepoint program; its fd, or -1 with the verifier's
+ * log in @log (unless @log is NULL)
+ */
+static inline int ue_bpf_tp_load(const struct bpf_insn *insns,
+				 unsigned int insn_cnt, char *log,
+				 size_t log_size)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_TRACEPOINT;
+	attr.insns = (uintptr_t)insns;
+	attr.insn_cnt = insn_cnt;
+	attr.license = (uintptr_t)"GPL";
+	if (log) {
+		log[0] = '\0';
+		attr.log_buf = (uintptr_t)log;
+		attr.log_size = log_size;
+		attr.log_level = 1;
+	}
+
+	return ue_bpf(BPF_PROG_LOAD, &attr);
+}
+
+/* This task's perf event of event @id running program @prog_fd; or -1 */
+static inline int ue_perf_open_bpf(int id, int prog_fd)
+{
+	int fd = ue_perf_open(id, 0, -1);
+
+	if (fd == -1)
+		return -1;
+	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) ||
+	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return -1;
+	}
+
+	return fd;
 }
 
 /*
