@@ -61,6 +61,22 @@ struct ue_u64_after_u32 {
 };
 
 #define UE_U64_OFFSET		offsetof(struct ue_u64_after_u32, b)
+
+/*
+ * Is the kernel 64-bit?  What the kernel reads as a long has the size of
+ * the kernel's long, not the program's: a 32-bit program may run on a
+ * 64-bit kernel, so the kernel's machine tells.
+ */
+static inline bool ue_kernel_64bit(void)
+{
+	struct utsname u;
+
+	if (sizeof(long) == 8)
+		return true;
+	return !uname(&u) && (strstr(u.machine, "64") ||
+			      !strcmp(u.machine, "s390x"));
+}
+
 /* Limits of the ABI */
 #define UE_PAYLOAD_MAX		4048	/* payload bytes of one event */
 #define UE_STATUS_EVENTS	(UE_PAGE_SIZE - 1) /* events with a status byte */
@@ -1499,22 +1515,6 @@ static inline long ue_scaled(long n, long div)
 		return n;
 
 	return n / div > 0 ? n / div : 1;
-}
-
-/*
- * Is the kernel 64-bit?  Its long is the word it writes enable bits in: a
- * 32-bit kernel takes 4-byte values only (EINVAL for 8), a 64-bit one
- * 8-byte values too, from 32-bit programs as well.  The kernel's machine
- * tells, not the program's own long.
- */
-static inline bool ue_kernel_64bit(void)
-{
-	struct utsname u;
-
-	if (sizeof(long) == 8)
-		return true;
-	return !uname(&u) && (strstr(u.machine, "64") ||
-			      !strcmp(u.machine, "s390x"));
 }
 
 /* How long a bit written by the kernel's worker, or a deletion, may take */
