@@ -248,22 +248,13 @@ check_prefix() {
 	[[ -z $UE_FLAVOUR ]] || printf '%s:\n' "$UE_FLAVOUR"
 }
 
-# test_build [--kernel-only] [--nice]: build the current flavour (only its
-# kernel with --kernel-only: the headers, selftests and samples are the
-# same for every flavour; at the lowest CPU priority with --nice, beside a
-# test VM); a failure is one failed check "build" (the other flavours and
-# the patches are still checked).  The build runs as its own process so
-# that "set -e" holds inside it.
+# test_build [--kernel-only]: build the current flavour (only its kernel
+# with --kernel-only: the headers, selftests and samples are the same for
+# every flavour); a failure is one failed check "build" (the other
+# flavours and the patches are still checked).  The build runs as its own
+# process so that "set -e" holds inside it.
 test_build() {
-	local args=() nice=()
-	while (($#)); do
-		case $1 in
-		--kernel-only) args+=("$1") ;;
-		--nice) nice=(nice -n 19) ;;
-		esac
-		shift
-	done
-	UE_LOCK_HELD=1 "${nice[@]}" "$HARNESS_DIR/ue" build "${args[@]}" && return 0
+	UE_LOCK_HELD=1 "$HARNESS_DIR/ue" build "$@" && return 0
 	echo "  FAIL $(check_prefix)build: see the errors above and $BUILD_LOG"
 	record "$(check_prefix)build" 0 1 0
 	return 1
@@ -556,15 +547,15 @@ test_abort() {
 	exit 130
 }
 
-# cmd_test: the steps overlap where they can on two cores, each flavour's
-# build beside the previous flavour's VMs:
+# cmd_test: the steps overlap where they can on two cores, but no build
+# runs beside a flavour's VMs (their timing cases want the host's CPUs):
 #   packages, tree, series
 #   build of the first flavour        | checks of the patch files
-#   its VMs                           | build of the next flavour (nice)
-#   the next flavour's VMs ...
+#   its VMs                           | (the host checks, a few seconds)
+#   build of the next flavour, its VMs ...
 # and end with the phase times and the summary.
 cmd_test() {
-	local f first=1 host flavours=() userland=0 nice=() args=()
+	local f first=1 host flavours=() userland=0 args=()
 	while (($#)); do
 		case $1 in
 		--flavour) (($# > 1)) || die "test: --flavour needs a name"; flavours+=("$2"); shift 2 ;;
@@ -592,13 +583,12 @@ cmd_test() {
 		flavour_use "$f"
 		args=()
 		((userland == 0)) || args+=(--kernel-only)
-		# Beside running VMs, a build takes what CPU they leave.
-		nice=()
-		((${#TEST_VMS[@]} == 0)) || nice=(--nice)
-		phase "build $(flavour_name)" test_build "${args[@]}" "${nice[@]}" || continue
-		userland=1
-		# The VMs of the previous flavour, if still running, first.
+		# No build beside the previous flavour's VMs: the timing cases
+		# of wait_test need the host's CPUs (RESULTS.md, "A cold run
+		# of the batch series").
 		((${#TEST_VMS[@]} == 0)) || phase "waiting for the VMs" test_vms_wait
+		phase "build $(flavour_name)" test_build "${args[@]}" || continue
+		userland=1
 		test_vms_start
 		# Compiler and sparse warnings and the installed UAPI header
 		# (harness/lib/headerabi.sh), once: with the first kernel built.
