@@ -15,8 +15,10 @@
 # The kernels of an --arch, the checks each runs, and how each is built
 # and booted:
 #   arm64      every selftest and sample, 64-bit; then the armhf builds
-#              of the compat, enable bit and status page tests (compat)
-#   arm64-64k  64 KiB pages: the status page and registration tests
+#              of the compat, enable bit (both programs) and status page
+#              tests (compat)
+#   arm64-64k  64 KiB pages: the status page, registration and enable
+#              bit tests
 #   s390x      big-endian: every selftest and sample
 #   i386       a 32-bit kernel: every selftest and sample, 32-bit
 
@@ -61,8 +63,8 @@ declare -A AK_APPEND=([s390x]="cmma=off")
 # userland; "NAME@USERLAND:PROGRAMS" those of another userland, as check
 # NAME-USERLAND.
 declare -A AK_CHECKS=(
-	[arm64]="44-samples: 50-kselftest: 50-kselftest@armhf:compat_test,enable_test,status_test"
-	[arm64-64k]="50-kselftest:status_test,reg_test,enable_test"
+	[arm64]="44-samples: 50-kselftest: 50-kselftest@armhf:compat_test,enable_test,lifetime_test,status_test"
+	[arm64-64k]="50-kselftest:status_test,reg_test,enable_test,lifetime_test"
 	[s390x]="44-samples: 50-kselftest:"
 	[i386]="44-samples: 50-kselftest:"
 )

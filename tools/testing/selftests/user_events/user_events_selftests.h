@@ -42,6 +42,16 @@
 #include "../kselftest_harness.h"
 
 /*
+ * Seconds a test case may run before the harness stops it, for the cases
+ * that do not set their own.  The harness's 30 catch a hang on a fast
+ * machine; a case that creates and removes tracefs directories takes ten
+ * times as long in a kernel with KASAN, lockdep and kmemleak, and that
+ * again on a slow host.  Only a case that hangs gets near this.
+ */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT	300
+
+/*
  * The kernel's page size: what the status page, the struct sizes that
  * DIAG_IOCSREG and DIAG_IOCSUNREG accept, and mmap() go by.  Arrays that
  * hold a page are UE_PAGE_MAX long, the largest of the architectures
@@ -1517,8 +1527,13 @@ static inline long ue_scaled(long n, long div)
 	return n / div > 0 ? n / div : 1;
 }
 
-/* How long a bit written by the kernel's worker, or a deletion, may take */
-#define UE_WAIT_MS		20000
+/*
+ * How long to wait for what the kernel does in the background (a bit
+ * written by its worker, an automatic deletion) before calling it lost:
+ * they take milliseconds; only a kernel that never does them, not a
+ * slow machine, waits this long.
+ */
+#define UE_WAIT_MS		120000
 
 /* The @size-byte (4 or 8) value at @addr */
 static inline __u64 ue_load(const void *addr, int size)
@@ -1776,6 +1791,248 @@ static inline int ue_unreg_bit(int fd, void *addr, int bit)
 
 	return 0;
 }
+
+#ifdef UE_EN_FIXTURE
+/*
+ * FIXTURE(en) of the programs that test the enable bit ABI (enable_test,
+ * and lifetime_test for the lifetime of the events it creates), and what
+ * their tests share.  Such a program defines UE_EN_FIXTURE, and
+ * USER_EVENTS_ENABLE_BIT_ABI, before including this file.  Each test
+ * gets an fd of user_events_data, the status page and a resident page
+ * for enable bits; the teardown undoes what the test left: children,
+ * enable bits, kernel.user_events_max, the owners and modes it changed,
+ * the events named PREFIX... in both systems, and what held them.  It is
+ * part of each program as if written there: its variables and functions
+ * are static, not inline, and both programs use every one of them.
+ */
+#define PREFIX		"ue_en_"
+#define MULTI		USER_EVENTS_MULTI_SYSTEM
+#define INSTANCE	"ue_en_inst"
+#define SENTINEL	PREFIX "gc_sentinel"
+/* Room in the top-level buffer for the few records the tests read back */
+#define MIN_BUFFER_KB	64
+/* The tests that wait for children or workers: slow in a debug kernel */
+#define LONG_TIMEOUT	300
+/* The eprobe and the trigger source event that hold events of the tests */
+#define EP_GROUP	"ue_ep"
+#define EP_NAME		PREFIX "ep"
+#define TRIG_SRC	PREFIX "trig_src"
+
+/*
+ * Enable or disable event @name for ftrace (in @instance, or the top
+ * level); the value at @p must then be @want
+ */
+#define EN_SWITCH(instance, name, on, p, want) do {			\
+	ASSERT_EQ(0, ue_enable(instance, name, on));			\
+	ASSERT_EQ(want, *(p));						\
+} while (0)
+
+/*
+ * The enable bits this process registered, unregistered at teardown:
+ * they belong to the address space, which outlives the test's fds.
+ */
+#define MAX_REGS	64
+
+static struct {
+	__u64 addr;
+	__u8 bit;
+} en_regs[MAX_REGS];
+static int en_nregs;
+
+static void en_track(__u64 addr, __u8 bit)
+{
+	if (en_nregs < MAX_REGS) {
+		en_regs[en_nregs].addr = addr;
+		en_regs[en_nregs].bit = bit;
+		en_nregs++;
+	}
+}
+
+static void en_untrack(__u64 addr, __u8 bit)
+{
+	int i;
+
+	for (i = 0; i < en_nregs; i++) {
+		if (en_regs[i].addr == addr && en_regs[i].bit == bit) {
+			en_regs[i] = en_regs[--en_nregs];
+			return;
+		}
+	}
+}
+
+/* ue_reg_bit(), tracking the registration for the teardown */
+static int en_reg(int fd, const char *cmd, void *addr, int size, int bit,
+		  int flags, __u32 *index)
+{
+	int ret = ue_reg_bit(fd, cmd, addr, size, bit, flags, index);
+
+	if (!ret)
+		en_track((uintptr_t)addr, bit);
+
+	return ret;
+}
+
+/* ue_unreg_bit(), forgetting the registration */
+static int en_unreg(int fd, void *addr, int bit)
+{
+	int ret = ue_unreg_bit(fd, addr, bit);
+
+	if (!ret)
+		en_untrack((uintptr_t)addr, bit);
+
+	return ret;
+}
+
+/* Remove the registrations the test left */
+static void en_unreg_all(void)
+{
+	struct user_unreg unreg;
+	int fd = ue_open_data();
+
+	if (fd == -1)
+		return;
+	while (en_nregs > 0) {
+		en_nregs--;
+		memset(&unreg, 0, sizeof(unreg));
+		unreg.size = sizeof(unreg);
+		unreg.disable_bit = en_regs[en_nregs].bit;
+		unreg.disable_addr = en_regs[en_nregs].addr;
+		ioctl(fd, DIAG_IOCSUNREG, &unreg);
+	}
+	close(fd);
+}
+
+/*
+ * Wait at most @ms milliseconds until event @name of @system is gone
+ * (deleted automatically); is it?
+ */
+static bool en_wait_gone_ms(const char *system, const char *name, long ms)
+{
+	long long end = ue_now_ms() + ms;
+	char rel[256];
+
+	snprintf(rel, sizeof(rel), "events/%s/%s", system, name);
+	while (!access(ue_path(rel), F_OK) && ue_now_ms() < end)
+		usleep(1000);
+
+	return access(ue_path(rel), F_OK) && errno == ENOENT;
+}
+
+static bool en_wait_gone_in(const char *system, const char *name)
+{
+	return en_wait_gone_ms(system, name, UE_WAIT_MS);
+}
+
+static bool en_wait_gone(const char *name)
+{
+	return en_wait_gone_in(USER_EVENTS_SYSTEM, name);
+}
+
+/* Remove every event of the tests, in both systems */
+static void en_cleanup(void)
+{
+	/* What holds events of the tests, besides fds and enable bits */
+	ue_eprobe_remove(EP_GROUP, EP_NAME);
+	ue_clear_triggers(TRIG_SRC);
+	ue_cleanup_events(PREFIX);
+	ue_cleanup_system_events(MULTI, PREFIX);
+}
+
+/* Is user_events_status listing event @name, with or without comment? */
+static bool en_listed(const char *name)
+{
+	char *text = ue_read_file("user_events_status");
+	char key[128];
+	const char *p;
+	bool found = false;
+
+	if (!text)
+		return false;
+	snprintf(key, sizeof(key), ":%s", name);
+	for (p = text; (p = strstr(p, key)); p++) {
+		size_t end = strlen(key);
+
+		if (p[end] == '\n' || p[end] == ' ') {
+			found = true;
+			break;
+		}
+	}
+	free(text);
+
+	return found;
+}
+
+/* The common_type of a raw perf sample: its first two bytes */
+static int raw_type(const void *raw)
+{
+	__u16 type;
+
+	memcpy(&type, raw, sizeof(type));
+	return type;
+}
+
+FIXTURE(en) {
+	int fd;
+	int status_fd;
+	__u8 *status;
+	/* A resident page for the values of enable bits */
+	__u64 *page;
+	struct ue_saved_attrs attrs;
+	/* kernel.user_events_max before the test changed it, else -1 */
+	long max0;
+	int active0;
+};
+
+FIXTURE_SETUP(en)
+{
+	int busy, max;
+
+	self->fd = -1;
+	self->status_fd = -1;
+	self->status = MAP_FAILED;
+	self->page = MAP_FAILED;
+	self->max0 = -1;
+	UE_SKIP_IF_UNAVAILABLE();
+
+	/* Leftovers of an interrupted run */
+	ue_instance_remove(INSTANCE);
+	en_cleanup();
+	ue_del(SENTINEL);
+
+	ASSERT_EQ(0, ue_status_counts(&self->active0, &busy, &max));
+	self->fd = ue_open_data();
+	ASSERT_NE(-1, self->fd);
+	ASSERT_EQ(0, ue_open_status_page(&self->status_fd, &self->status));
+	self->page = mmap(NULL, UE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->page);
+	memset(self->page, 0, UE_PAGE_SIZE);
+	ASSERT_EQ(0, ue_ensure_top_buffer_kb(MIN_BUFFER_KB));
+	ASSERT_EQ(0, ue_clear_trace(NULL));
+}
+
+FIXTURE_TEARDOWN(en)
+{
+	/* A child left by a failed check holds registrations of its own */
+	ue_child_kill_all();
+	en_unreg_all();
+	if (self->max0 >= 0 && ue_set_max(self->max0)) {
+		TH_LOG("cannot restore %s to %ld", UE_MAX_PATH, self->max0);
+		_metadata->passed = 0;
+	}
+	ue_restore_attrs(&self->attrs);
+	if (self->fd != -1)
+		close(self->fd);
+	ue_close_status_page(self->status_fd, self->status);
+	if (self->page != MAP_FAILED)
+		munmap(self->page, UE_PAGE_SIZE);
+	ue_instance_remove(INSTANCE);
+	en_cleanup();
+	ue_del(SENTINEL);
+	ue_clear_trace(NULL);
+	ue_expect_active(_metadata, self->active0);
+}
+#endif /* UE_EN_FIXTURE */
 #endif /* USER_EVENTS_ENABLE_BIT_ABI */
 
 #endif /* _USER_EVENTS_SELFTESTS_H */
