@@ -113,12 +113,28 @@ scratch_cmd() {
 
 # --- QEMU -------------------------------------------------------------------
 
+# host_tsc_khz: the host's TSC frequency in kHz (lib/tsc-khz.c, built once
+# into $UE_CACHE/bin), which a TCG guest's TSC runs at.  A guest left to
+# calibrate its TSC against the emulated PIT on a busy host took it for
+# 302 MHz instead of 2596 (2026-11-28): its clock then ran 8.6 times too
+# fast, and every timeout and timing case in it with it.
+host_tsc_khz() {
+	local src=$HARNESS_DIR/lib/tsc-khz.c bin=$UE_CACHE/bin/tsc-khz
+	if [[ ! -x $bin || $src -nt $bin ]]; then
+		mkdir -p "$UE_CACHE/bin"
+		gcc -O2 -Wall -o "$bin" "$src" || die "vm: cannot build $bin"
+	fi
+	"$bin"
+}
+
 # qemu_args SCRATCH MODE: the QEMU command line (without the timeout).
 qemu_args() {
-	local scratch=$1 mode=$2 append extra=${FLAVOUR_CMDLINE[$(flavour_name)]:-}
+	local scratch=$1 mode=$2 append extra=${FLAVOUR_CMDLINE[$(flavour_name)]:-} khz
+	khz=$(host_tsc_khz) || die "vm: cannot measure the host's TSC frequency"
 	# tp_printk only makes tracepoint_printk available: guest-init turns
 	# it off, tests turn it on while they check it.
-	append="console=ttyS0 tsc=reliable panic=-1 printk.devkmsg=on tp_printk"
+	append="console=ttyS0 tsc=reliable tsc_early_khz=$khz panic=-1"
+	append+=" printk.devkmsg=on tp_printk"
 	append+=" ue.init=$HARNESS_DIR/guest-init${extra:+ $extra}"
 	[[ $mode != shell ]] || append+=" quiet"
 	# shellcheck disable=SC2054 # the commas are QEMU's option syntax
@@ -151,7 +167,10 @@ vm_report() {
 		return "$(<"$scratch/status")"
 	fi
 	local rc=125
-	if ((qrc == 124 || qrc == 137)); then
+	if [[ -f $scratch/silent ]]; then
+		warn "vm: TIMEOUT: the VM printed nothing for $(<"$scratch/silent")s and was stopped as hung"
+		rc=124
+	elif ((qrc == 124 || qrc == 137)); then
 		warn "vm: TIMEOUT: the VM was killed after ${timeout}s"
 		rc=124
 	else
@@ -162,12 +181,34 @@ vm_report() {
 	return "$rc"
 }
 
+# vm_watch PID SCRATCH SECONDS: stop the VM (PID: its timeout command)
+# once neither its output nor its console log has grown for SECONDS.  A
+# hang is told apart from a slow machine by its silence, not by the time
+# the whole run took: a slow run keeps printing.
+vm_watch() {
+	local pid=$1 scratch=$2 silence=$3 size last= quiet=0
+	while sleep 10 && kill -0 "$pid" 2>/dev/null; do
+		size=$(stat -c %s "$scratch/output" "$scratch/console.log" 2>/dev/null | tr '\n' ' ')
+		if [[ $size != "$last" ]]; then
+			last=$size quiet=0
+			continue
+		fi
+		quiet=$((quiet + 10))
+		if ((quiet >= silence)); then
+			printf '%s\n' "$quiet" > "$scratch/silent"
+			kill "$pid" 2>/dev/null
+			return
+		fi
+	done
+}
+
 # vm_boot SCRATCH MODE TIMEOUT: boot, wait (streaming the command output in
 # "run" mode), and return the command's exit status.  VM_SHARED, when set,
 # is a host directory that the guest gets writable as $UE_SHARED, for
-# several VMs to share (harness/lib/test.sh).
+# several VMs to share (harness/lib/test.sh).  VM_SILENCE, when set, stops
+# a VM in "run" mode that printed nothing for that many seconds (vm_watch).
 vm_boot() {
-	local scratch=$1 mode=$2 timeout=$3 qrc=0 t0 tailpid=
+	local scratch=$1 mode=$2 timeout=$3 qrc=0 t0 tailpid= watchpid=
 	need_kernel
 	initramfs_build
 	qemu_args "$scratch" "$mode"
@@ -184,8 +225,13 @@ vm_boot() {
 		trap 'kill "$qpid" 2>/dev/null; wait "$qpid"; exit 130' INT TERM
 		tail -n +1 -f --pid="$qpid" "$scratch/output" &
 		tailpid=$!
+		if [[ -n ${VM_SILENCE:-} ]]; then
+			vm_watch "$qpid" "$scratch" "$VM_SILENCE" > /dev/null 2>&1 &
+			watchpid=$!
+		fi
 		wait "$qpid" || qrc=$?
 		wait "$tailpid" || true
+		[[ -z $watchpid ]] || kill "$watchpid" 2>/dev/null || true
 		trap - INT TERM
 	fi
 	[[ ! -s $scratch/qemu.log ]] || { warn "vm: QEMU said:"; cat "$scratch/qemu.log" >&2; }
