@@ -104,7 +104,7 @@ sample_hold() {
 		"$SAMPLES_DIR/$sample" -n 0 > /dev/null
 		return
 	fi
-	"$SAMPLES_DIR/$sample" -w 300 -n 0 > "/tmp/$sample-holder.txt" 2>&1 &
+	"$SAMPLES_DIR/$sample" -w 1200 -n 0 > "/tmp/$sample-holder.txt" 2>&1 &
 	SAMPLE_HOLDER=$!
 	for _ in $(seq 300); do
 		[[ -d $dir ]] && return 0

@@ -3,6 +3,9 @@
 # perf script decodes every field, the __rel_loc and __data_loc strings too.
 # perf parses the event's name before it starts the sample, so the event
 # must exist then (sample_hold).
+# What a tool reads of the kernel is the same in every kernel; the debug
+# kernel runs the paths it takes through the selftests (checks/README).
+# flavours: plain
 # shellcheck source-path=SCRIPTDIR/.. source=tap.sh
 source "$UE_HARNESS/checks/tap.sh"
 # shellcheck source=samples.sh

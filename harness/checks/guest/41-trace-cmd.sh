@@ -4,6 +4,9 @@
 # files: record with --compression none.)  Then nothing uses the event:
 # its status byte is 0, or the automatic event is deleted, while trace-cmd
 # report still decodes its records.
+# What a tool reads of the kernel is the same in every kernel; the debug
+# kernel runs the paths it takes through the selftests (checks/README).
+# flavours: plain
 # shellcheck source-path=SCRIPTDIR/.. source=tap.sh
 source "$UE_HARNESS/checks/tap.sh"
 # shellcheck source=samples.sh

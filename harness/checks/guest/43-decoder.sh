@@ -4,6 +4,9 @@
 # event of each sample program, enabled in ftrace while the sample writes;
 # and records written on two CPUs in the order they were written, whichever
 # CPU's buffer it reads first.
+# What a tool reads of the kernel is the same in every kernel; the debug
+# kernel runs the paths it takes through the selftests (checks/README).
+# flavours: plain
 # shellcheck source-path=SCRIPTDIR/.. source=tap.sh
 source "$UE_HARNESS/checks/tap.sh"
 # shellcheck source=samples.sh

@@ -3,6 +3,9 @@
 # perf, trace-cmd or bpftrace has it (harness/ue test --arch): enabled in
 # tracefs while the sample writes, every field of each record read back
 # from the trace file, and the event idle again once disabled.
+# What a tool reads of the kernel is the same in every kernel; the debug
+# kernel runs the paths it takes through the selftests (checks/README).
+# flavours: plain
 # shellcheck source-path=SCRIPTDIR/.. source=tap.sh
 source "$UE_HARNESS/checks/tap.sh"
 # shellcheck source=samples.sh

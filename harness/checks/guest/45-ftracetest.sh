@@ -8,6 +8,7 @@
 # filter before each case, one process per file, which takes the debug
 # kernel minutes per case, and what the cases check is behaviour (the
 # user_events selftests open, use and delete event files under KASAN).
+# flavours: plain
 tree=${UE_FTRACE_TREE:-$UE_CACHE/linux}
 ftracetest=$tree/tools/testing/selftests/ftrace/ftracetest
 mapfile -t cases < <(cd "$UE_REPO" &&
@@ -21,10 +22,6 @@ n=0
 for c in "${cases[@]}"; do
 	n=$((n + 1))
 	desc="ftracetest: ${c#tools/testing/selftests/ftrace/test.d/}"
-	if [[ -n ${UE_FLAVOUR:-} ]]; then
-		echo "ok $n $desc # SKIP the plain kernel runs it"
-		continue
-	fi
 	log=/tmp/ftracetest-logs/$n
 	if out=$("$ftracetest" --fail-unsupported --fail-unresolved \
 		-l "$log" "$tree/$c" 2>&1); then

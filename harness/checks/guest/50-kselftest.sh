@@ -44,14 +44,55 @@ mapfile -t all < <(sed -n 's/^user_events://p' "$BASE_DIR/kselftest-list.txt")
 if [[ -n ${UE_KSELFTEST_TESTS:-} ]]; then
 	read -ra all <<<"$UE_KSELFTEST_TESTS"
 fi
-order=()
-while read -r t _; do
+# While the host builds beside this VM ($UE_SCRATCH/hold), the programs
+# that time the kernel ("timing" in kselftest-order) come last.
+order=() timing=()
+while read -r t _ kind; do
 	[[ $t == \#* || -z $t ]] && continue
-	[[ " ${all[*]} " == *" $t "* ]] && order+=("$t")
+	[[ " ${all[*]} " == *" $t "* ]] || continue
+	if [[ $kind == timing && -e $UE_SCRATCH/hold ]]; then
+		timing+=("$t")
+	else
+		order+=("$t")
+	fi
 done < "$UE_HARNESS/checks/kselftest-order"
 for t in "${all[@]}"; do
-	[[ " ${order[*]} " == *" $t "* ]] || order=("$t" "${order[@]}")
+	[[ " ${order[*]} ${timing[*]} " == *" $t "* ]] || order=("$t" "${order[@]}")
 done
+order+=("${timing[@]}")
+
+# wait_quiet: a program that times the kernel waits until the host says
+# the build is done ($UE_SCRATCH/quiet), saying so every minute.
+wait_quiet() {
+	local waited=0
+	until [[ -e $UE_SCRATCH/quiet ]]; do
+		((waited % 60)) || echo "# $1 waits for the host's build to end (${waited}s)"
+		sleep 5
+		waited=$((waited + 5))
+	done
+}
+
+# case_times PROGRAM: copy the runner's output, and add a line "PROGRAM
+# CASE MS" to $cases for each test case that ended, with how long it ran
+# (from the harness's "RUN" line to its "OK" or "FAIL"): the host's table
+# of the slowest cases, which says how close each came to its timeout.
+cases=$UE_SCRATCH/checks/50-kselftest.cases
+mkdir -p "${cases%/*}"
+case_times() {
+	local line start=0 now
+	local run='^(# )*#  RUN +([^ ]+) \.\.\.$' end='^(# )*# +(OK|FAIL) +([^ ]+)$'
+	while IFS= read -r line; do
+		printf '%s\n' "$line"
+		now=${EPOCHREALTIME//[!0-9]/}
+		if [[ $line =~ $run ]]; then
+			start=$now
+		elif [[ $line =~ $end ]] && ((start)); then
+			printf '%s %s %d\n' "$1" "${BASH_REMATCH[3]}" \
+				$(((now - start) / 1000)) >> "$cases"
+			start=0
+		fi
+	done
+}
 
 queue=
 if [[ -n ${UE_SHARED:-} ]]; then
@@ -61,7 +102,8 @@ fi
 for t in "${order[@]}"; do
 	# mkdir is atomic on the host's file system: one VM gets each program.
 	[[ -z $queue ]] || mkdir "$queue/$t" 2>/dev/null || continue
+	[[ " ${timing[*]} " != *" $t "* ]] || wait_quiet "$t"
 	start=$(date +%s)
-	run_many "$t"
+	run_many "$t" | case_times "$t"
 	echo "# ue-time: $t $(($(date +%s) - start))"
 done
