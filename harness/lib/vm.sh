@@ -120,9 +120,12 @@ scratch_cmd() {
 # fast, and every timeout and timing case in it with it.
 host_tsc_khz() {
 	local src=$HARNESS_DIR/lib/tsc-khz.c bin=$UE_CACHE/bin/tsc-khz
+	# Built under another name and renamed: VMs booting side by side
+	# may build it at once, and one may run it while another writes it
 	if [[ ! -x $bin || $src -nt $bin ]]; then
 		mkdir -p "$UE_CACHE/bin"
-		gcc -O2 -Wall -o "$bin" "$src" || die "vm: cannot build $bin"
+		gcc -O2 -Wall -o "$bin.$BASHPID" "$src" && mv -f "$bin.$BASHPID" "$bin" ||
+			die "vm: cannot build $bin"
 	fi
 	"$bin"
 }
