@@ -13,17 +13,19 @@
  *
  * - the call succeeded, or failed with ENOMEM for an allocation or
  *   EFAULT for a copy: never "invalid", "no such event", "busy";
- * - it made what it makes exactly when it succeeded: an event exists, a
- *   trigger is set, a status byte or an enable bit is set while something
- *   is attached and clear while nothing is, a record reaches the trace;
+ * - it made what it makes exactly when it succeeded: an event is
+ *   registered (its tracefs files are the tracing core's, which makes
+ *   them as it can: see inj_listed()), a trigger is set, a status byte or
+ *   an enable bit is set while something is attached and clear while
+ *   nothing is, a record reaches the trace;
  * - what it made goes away as it normally does: every event is deletable
  *   once its files are closed, and user_events_status's Active count is
  *   back where it was at the end of each test.
  *
- * Each test ends with a line per entry point: its fault sites, by kind,
- * and how many of the calls failed, by errno.  The debug kernel's
- * KASAN, lockdep and kmemleak (harness/checks/guest/60-kmemleak.sh) see
- * every error path these reach.
+ * Each entry point ends with its fault sites, by kind, and how many of
+ * its calls failed, by errno.  A kernel with KASAN, lockdep and kmemleak
+ * sees every error path these reach; there, where a fork takes a third
+ * of a second, long runs of alike sites are tried in strides.
  */
 #define _GNU_SOURCE
 #define USER_EVENTS_ENABLE_BIT_ABI
