@@ -18,6 +18,15 @@ percent=${UE_SOAK_PERCENT:-2}
 tracefs=/sys/kernel/tracing
 dbg=/sys/kernel/debug
 tap_plan 3
+# Off unless UE_SOAK is set: the failures it injects into its programs'
+# own file handling leave the guest's 9p root file system refusing to
+# open and run programs for a while (EINVAL, RESULTS.md, "Every fault
+# site of every entry point"), its programs and the checks after it
+# included.  Until the guest's root is not on 9p for it, run it alone.
+if [[ -z ${UE_SOAK:-} ]]; then
+	tap_skip 3 "the soak is run by hand: UE_SOAK=1 (the guest's 9p root)"
+	exit 0
+fi
 if [[ ! -d $dbg/failslab || ! -e /proc/self/make-it-fail ]]; then
 	tap_skip 3 "no failslab or make-it-fail (CONFIG_FAULT_INJECTION_DEBUG_FS)"
 	exit 0
@@ -65,19 +74,27 @@ sleep 1
 restore
 tap_result "$((${#ran[@]} == 0))" "soak: ${ran[*]:-nothing} ran ${secs}s with ${percent}% of allocations failing"
 
-# Every user event left: disabled, triggers off, then deleted
-left=$(find "$tracefs/events" -mindepth 2 -maxdepth 2 -type d \
-	-path '*/user_events*/*' 2> /dev/null)
+# Every user event left: disabled, triggers off, then deleted.  From
+# here on bash alone: a failed allocation in the soak may have left the
+# guest's 9p root refusing to open files for a while (RESULTS.md, "Every
+# fault site of every entry point"), which is not what this checks.
+left=()
+for dir in "$tracefs"/events/user_events/*/ "$tracefs"/events/user_events_multi/*/; do
+	[[ -d $dir ]] && left+=("${dir%/}")
+done
 out=
-for dir in $left; do
+for dir in "${left[@]}"; do
 	echo 0 > "$dir/enable" 2> /dev/null
 	: > "$dir/trigger" 2> /dev/null
 	echo 0 > "$dir/filter" 2> /dev/null
-	name=${dir##*/}
-	echo "!u:$name" >> "$tracefs/dynamic_events" 2> /dev/null
+	echo "!u:${dir##*/}" >> "$tracefs/dynamic_events" 2> /dev/null
 	[[ ! -d $dir ]] || out+="$dir: not deletable"$'\n'
 done
-tap_result "$([[ -z $out ]]; echo $?)" "soak: the $(wc -w <<<"$left") events left are deletable" "$out"
-active=$(sed -n 's/^Active: //p' "$tracefs/user_events_status")
+tap_result "$([[ -z $out ]]; echo $?)" "soak: the ${#left[@]} events left are deletable" "$out"
+status= active=
+while IFS= read -r line; do
+	status+=$line$'\n'
+	[[ $line != 'Active: '* ]] || active=${line#Active: }
+done < "$tracefs/user_events_status"
 tap_result "$([[ $active == 0 ]]; echo $?)" "soak: user_events_status counts no event (Active: $active)" \
-	"$(cat "$tracefs/user_events_status")"
+	"$status"
