@@ -1072,21 +1072,11 @@ static int inj_end_child(const char *name, int n, bool exec)
 /* What is left of the fail-nth count of the stopped or dead child @pid */
 static int inj_child_left(pid_t pid)
 {
-	char path[64], text[16];
-	ssize_t len;
-	int fd;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/fail-nth", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd == -1)
-		return -1;
-	len = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (len <= 0)
-		return -1;
-	text[len] = '\0';
-
-	return atoi(text);
+	/* A number in a file, read as a sysctl's */
+	return ue_get_sysctl(path);
 }
 
 TEST_F(inj, exec_and_exit_with_enablers)
