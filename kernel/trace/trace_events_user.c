@@ -1589,15 +1589,24 @@ static bool user_limit_exempt(void)
 /*
  * Count one more @type for the current task's effective uid, unless
  * @exempt (user_limit_exempt()): the counts to uncharge, NULL if exempt,
- * or ERR_PTR(-EDQUOT) past the limit (or out of memory, as inotify's)
+ * ERR_PTR(-EDQUOT) past the limit, or ERR_PTR(-ENOMEM).
+ *
+ * inc_ucount() returns NULL past the limit and also when it cannot
+ * allocate the uid's entry, which an euid without credentials of its own
+ * (a set-user-ID program's) may need: the entry is taken first, so that
+ * its NULL means the limit and the caller is told the right one.
  */
 static struct ucounts *user_limit_charge(enum ucount_type type, bool exempt)
 {
-	struct ucounts *ucounts;
+	struct ucounts *ucounts, *entry;
 
 	if (exempt)
 		return NULL;
+	entry = alloc_ucounts(current_user_ns(), current_euid());
+	if (!entry)
+		return ERR_PTR(-ENOMEM);
 	ucounts = inc_ucount(current_user_ns(), current_euid(), type);
+	put_ucounts(entry);
 	return ucounts ?: ERR_PTR(-EDQUOT);
 }
 
@@ -2249,8 +2258,10 @@ user_enabler_add(struct user_event *user, struct user_event_mm *umm,
 	if (umm->nr_enablers >= USER_EVENT_MM_ENABLERS_MAX)
 		return ERR_PTR(-ENOSPC);
 	ucounts = user_limit_charge(UCOUNT_USER_EVENT_BITS, exempt);
-	if (IS_ERR(ucounts))
+	if (PTR_ERR_OR_ZERO(ucounts) == -EDQUOT)
 		return ERR_PTR(-ENOSPC);
+	if (IS_ERR(ucounts))
+		return ERR_CAST(ucounts);
 
 	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	if (!e)
@@ -3723,11 +3734,13 @@ static int user_event_register(const char *cmd, int base, u32 flags,
 	if (!user || recharge) {
 		ucounts = user_limit_charge(UCOUNT_USER_EVENTS,
 					    user_limit_exempt());
-		if (IS_ERR(ucounts)) {
+		ret = PTR_ERR_OR_ZERO(ucounts);
+		if (ret == -EDQUOT) {
 			user_event_log(cmd, USER_EVENT_ERR_USER_LIMIT, at);
 			ret = -EMFILE;
-			goto out;
 		}
+		if (ret)
+			goto out;
 	}
 
 	if (!user) {
