@@ -1218,7 +1218,6 @@ TEST_F(inj, instance_rmdir_with_kept_records)
 	inj_report(&st);
 }
 
-/* The sysctls: the value changes exactly when the write succeeded */
 #define INJ_USER_MAX	4	/* the user's limit of events and of bits */
 
 /* Become @uid for the next calls, keeping the way back to root */
@@ -1316,6 +1315,7 @@ TEST_F(inj, user_counts)
 	ASSERT_EQ(0, inj_close_delete(fd, name));
 }
 
+/* The sysctls: the value changes exactly when the write succeeded */
 TEST_F(inj, sysctls)
 {
 	static const char *const sysctls[] = {
