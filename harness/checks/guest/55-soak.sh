@@ -18,6 +18,14 @@ percent=${UE_SOAK_PERCENT:-2}
 tracefs=/sys/kernel/tracing
 dbg=/sys/kernel/debug
 tap_plan 3
+# Off unless UE_SOAK is set, until what it found is understood: in the
+# cold run of 2026-11-29 02:37 UTC one event of stress_test's was left
+# with ftrace's probe attached and no tracefs directory, not deletable
+# (RESULTS.md, "Every fault site of every entry point").
+if [[ -z ${UE_SOAK:-} ]]; then
+	tap_skip 3 "the soak is run by hand: UE_SOAK=1 (an event it left, RESULTS.md)"
+	exit 0
+fi
 if [[ ! -d $dbg/failslab || ! -e /proc/self/make-it-fail ]]; then
 	tap_skip 3 "no failslab or make-it-fail (CONFIG_FAULT_INJECTION_DEBUG_FS)"
 	exit 0
