@@ -1593,8 +1593,8 @@ static bool user_limit_exempt(void)
  *
  * inc_ucount() returns NULL past the limit and also when it cannot
  * allocate the uid's entry, which an euid without credentials of its own
- * (a set-user-ID program's) may need: the entry is taken first, so that
- * its NULL means the limit and the caller is told the right one.
+ * (a set-user-ID program's) may need.  Only then, the entry is taken and
+ * the count tried once more, so that NULL means the limit.
  */
 static struct ucounts *user_limit_charge(enum ucount_type type, bool exempt)
 {
@@ -1602,6 +1602,9 @@ static struct ucounts *user_limit_charge(enum ucount_type type, bool exempt)
 
 	if (exempt)
 		return NULL;
+	ucounts = inc_ucount(current_user_ns(), current_euid(), type);
+	if (ucounts)
+		return ucounts;
 	entry = alloc_ucounts(current_user_ns(), current_euid());
 	if (!entry)
 		return ERR_PTR(-ENOMEM);
