@@ -52,6 +52,83 @@
 #define TEST_TIMEOUT_DEFAULT	300
 
 /*
+ * Running some of a program's cases: UE_CASES, when set, names the only
+ * cases that run, UE_SKIP_CASES cases that do not; each a list of full
+ * names (FIXTURE.VARIANT.TEST as the harness prints them, "global.TEST"
+ * for a TEST()) separated by spaces.  A case left out is reported as
+ * skipped.  The test harness of older kernels has no filter of its own:
+ * this one works on every kernel, through test_harness_run(), which
+ * TEST_HARNESS_MAIN calls.
+ */
+#define UE_CASES_MAX	256
+
+typedef void (*ue_case_fn)(struct __test_metadata *,
+			   struct __fixture_variant_metadata *);
+
+static struct {
+	struct __test_metadata *test;
+	ue_case_fn fn;
+} ue_cases[UE_CASES_MAX];
+
+/* Is @name a word of the environment variable @var? */
+static inline bool ue_case_listed(const char *var, const char *name)
+{
+	const char *p = getenv(var);
+	size_t len = strlen(name);
+
+	while (p && *p) {
+		p += strspn(p, " ");
+		if (!strncmp(p, name, len) && (!p[len] || p[len] == ' '))
+			return true;
+		p += strcspn(p, " ");
+	}
+	return false;
+}
+
+static inline void ue_case_run(struct __test_metadata *_metadata,
+			       struct __fixture_variant_metadata *variant)
+{
+	char name[256];
+	int i;
+
+	snprintf(name, sizeof(name), "%s%s%s.%s", _metadata->fixture->name,
+		 variant->name[0] ? "." : "", variant->name, _metadata->name);
+	if ((getenv("UE_CASES") && !ue_case_listed("UE_CASES", name)) ||
+	    ue_case_listed("UE_SKIP_CASES", name))
+		SKIP(return, "%s: left out by UE_CASES or UE_SKIP_CASES", name);
+	for (i = 0; i < UE_CASES_MAX && ue_cases[i].test; i++) {
+		if (ue_cases[i].test == _metadata) {
+			ue_cases[i].fn(_metadata, variant);
+			return;
+		}
+	}
+}
+
+static inline int ue_test_harness_run(int argc, char **argv)
+{
+	struct __fixture_metadata *f;
+	struct __test_metadata *t;
+	int n = 0;
+
+	if (!getenv("UE_CASES") && !getenv("UE_SKIP_CASES"))
+		return test_harness_run(argc, argv);
+	for (f = __fixture_list; f; f = f->next) {
+		for (t = f->tests; t; t = t->next) {
+			if (n == UE_CASES_MAX) {
+				fprintf(stderr, "more than %d tests\n", n);
+				return KSFT_FAIL;
+			}
+			ue_cases[n].test = t;
+			ue_cases[n++].fn = t->fn;
+			t->fn = ue_case_run;
+		}
+	}
+	return test_harness_run(argc, argv);
+}
+
+#define test_harness_run ue_test_harness_run
+
+/*
  * The kernel's page size: what the status page, the struct sizes that
  * DIAG_IOCSREG and DIAG_IOCSUNREG accept, and mmap() go by.  Arrays that
  * hold a page are UE_PAGE_MAX long, the largest of the architectures
