@@ -294,6 +294,10 @@ vm_selftests() {
 	# Seen by the guest checks: scratch_cmd exports every UE_* variable.
 	# shellcheck disable=SC2034
 	local UE_KSELFTEST_DIR=$KSFT_DIR UE_KSELFTEST_TESTS=$1
+	# Every case, in the debug kernel too: a mutant names the cases that
+	# must fail
+	# shellcheck disable=SC2034
+	local UE_DEBUG_SKIP=
 	local UE_GUEST_CHECKS="50-kselftest 60-kmemleak"
 	local scratch vmrc=0 check kind desc line klog first=1
 	scratch=$(scratch_new)

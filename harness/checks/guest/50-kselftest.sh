@@ -73,19 +73,24 @@ wait_quiet() {
 }
 
 # case_times PROGRAM: copy the runner's output, and add a line "PROGRAM
-# CASE MS" to $cases for each test case that ended, with how long it ran
-# (from the harness's "RUN" line to its "OK" or "FAIL"): the host's table
-# of the slowest cases, which says how close each came to its timeout.
+# CASE MS" to $cases for each test case that ended without skipping,
+# with how long it ran (from the harness's "RUN" line to its "OK" or
+# "FAIL"): the host's table of the slowest cases, which says how close
+# each came to its timeout, and what "harness/ue coverage" weighs cases
+# by.
 cases=$UE_SCRATCH/checks/50-kselftest.cases
 mkdir -p "${cases%/*}"
 case_times() {
 	local line start=0 now
 	local run='^(# )*#  RUN +([^ ]+) \.\.\.$' end='^(# )*# +(OK|FAIL) +([^ ]+)$'
+	local skip='^(# )*# +SKIP '
 	while IFS= read -r line; do
 		printf '%s\n' "$line"
 		now=${EPOCHREALTIME//[!0-9]/}
 		if [[ $line =~ $run ]]; then
 			start=$now
+		elif [[ $line =~ $skip ]]; then
+			start=0
 		elif [[ $line =~ $end ]] && ((start)); then
 			printf '%s %s %d\n' "$1" "${BASH_REMATCH[3]}" \
 				$(((now - start) / 1000)) >> "$cases"
@@ -111,7 +116,7 @@ run_direct() {
 	echo "TAP version 13"
 	echo "1..1"
 	echo "# selftests: user_events: $t"
-	(cd "$BASE_DIR/user_events" &&
+	(cd "$BASE_DIR/user_events" && export UE_SKIP_CASES="${skip[$t]:-}" &&
 		exec /usr/bin/timeout "$limit" "./$t" 2>&1) |
 		while IFS= read -r line; do printf '# %s\n' "$line"; done
 	rc=${PIPESTATUS[0]}
@@ -124,6 +129,18 @@ run_direct() {
 }
 run_program=run_many
 [[ ${UE_FLAVOUR:-} != debug ]] || run_program=run_direct
+
+# In the debug kernel, the cases of checks/debug-skip are left out: the
+# cases it runs run every line of the series that they run ("harness/ue
+# coverage" chose them; README.md, "What the debug kernel runs").
+# UE_DEBUG_SKIP names another such file, or none when empty.
+declare -A skip=()
+debug_skip=${UE_DEBUG_SKIP-$UE_HARNESS/checks/debug-skip}
+if [[ ${UE_FLAVOUR:-} == debug && -n $debug_skip ]]; then
+	while read -r prog name _; do
+		[[ $prog == \#* || -z $name ]] || skip[$prog]+="$name "
+	done < "$debug_skip"
+fi
 
 queue=
 if [[ -n ${UE_SHARED:-} ]]; then

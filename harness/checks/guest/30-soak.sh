@@ -10,6 +10,8 @@
 # 60-kmemleak see the rest.  inject_test makes each site fail in turn;
 # this finds what only an unlucky mix of failures reaches.  The debug
 # kernel runs it: what it finds is KASAN's, lockdep's and kmemleak's.
+# It runs in the first VM before the kselftests, which the second VM
+# starts meanwhile (they share the programs), so both end together.
 # flavours: debug
 source "$UE_HARNESS/checks/tap.sh"
 ksft=${UE_KSELFTEST_DIR:-$UE_CACHE/kselftest}/user_events
