@@ -1718,27 +1718,6 @@ static const char *const fault_dirs[] = {
 	"failslab", "fail_page_alloc", "fail_usercopy",
 };
 
-/* The child: how many of its bits it could unregister, or 100 + a bad bit */
-static int fork_fail_child(__u32 *word, int fd)
-{
-	int bit, regs = 0;
-
-	for (bit = 0; bit < FORK_BITS; bit++) {
-		switch (ue_unreg_bit(fd, word, bit)) {
-		case 0:
-			regs++;
-			break;
-		case ENOENT:
-			if (ue_bit(word, 4, bit))
-				return 100 + bit;
-			break;
-		default:
-			return 99;
-		}
-	}
-	return regs;
-}
-
 /* Write @text to attribute @attr of fault @dir; @old gets its value */
 static int fault_attr_set(const char *dir, const char *attr, const char *text,
 			  char *old, size_t len)
@@ -1804,7 +1783,7 @@ TEST_F_TIMEOUT(en, fork_copy_fails, LONG_TIMEOUT)
 							strlen(text), 0));
 		pid = fork();
 		if (pid == 0)
-			_exit(fork_fail_child(word, self->fd));
+			_exit(ue_unreg_copied_bits(word, self->fd, FORK_BITS));
 		/*
 		 * What is left of the count: the fork made fewer than n.  A
 		 * read that fails took the last one: its copy to user memory

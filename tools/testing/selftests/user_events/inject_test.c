@@ -75,6 +75,13 @@ struct inj_stats {
 
 #define INJ_SAVED_MAX	24
 
+/*
+ * Seconds a case may take: each fault site costs a call and its undoing,
+ * a second or more in a kernel with KASAN, lockdep and kmemleak on a
+ * slow machine, where the triggers' hundreds of sites took 165 s.
+ */
+#define INJ_TIMEOUT	900
+
 FIXTURE(inj) {
 	int nth_fd;
 	int kmsg_fd;
@@ -446,7 +453,7 @@ static __u8 inj_status(struct _test_data_inj *self, __u32 idx)
 	return __atomic_load_n(&self->status[idx], __ATOMIC_RELAXED);
 }
 
-TEST_F(inj, open_and_map)
+TEST_F_TIMEOUT(inj, open_and_map, INJ_TIMEOUT)
 {
 	struct inj_stats st;
 	void *page;
@@ -494,7 +501,7 @@ TEST_F(inj, open_and_map)
  * After a registration: the event is there exactly when it succeeded,
  * and its status byte is set while ftrace records it and clear otherwise
  */
-TEST_F(inj, register_status_page)
+TEST_F_TIMEOUT(inj, register_status_page, INJ_TIMEOUT)
 {
 	const char *name = PREFIX "reg";
 	struct ue_status_reg reg;
@@ -530,7 +537,7 @@ TEST_F(inj, register_status_page)
  * the registration succeeded, and the event (kept with PERSIST) is
  * deletable once the fd is closed
  */
-TEST_F(inj, register_enable_bit)
+TEST_F_TIMEOUT(inj, register_enable_bit, INJ_TIMEOUT)
 {
 	static const struct {
 		const char *what;
@@ -580,7 +587,7 @@ TEST_F(inj, register_enable_bit)
 }
 
 /* DIAG_IOCSUNREG: the bit stops being maintained exactly when it succeeds */
-TEST_F(inj, unregister)
+TEST_F_TIMEOUT(inj, unregister, INJ_TIMEOUT)
 {
 	const char *name = PREFIX "unreg";
 	struct inj_stats st;
@@ -613,7 +620,7 @@ TEST_F(inj, unregister)
 }
 
 /* DIAG_IOCSDEL of an unused event: it is gone exactly when it succeeds */
-TEST_F(inj, delete)
+TEST_F_TIMEOUT(inj, delete, INJ_TIMEOUT)
 {
 	const char *name = PREFIX "del";
 	struct inj_stats st;
@@ -647,7 +654,7 @@ static int inj_dyn_write(int fd, const char *cmd)
 }
 
 /* u: and !u: through dynamic_events */
-TEST_F(inj, dynamic_events)
+TEST_F_TIMEOUT(inj, dynamic_events, INJ_TIMEOUT)
 {
 	const char *name = PREFIX "dyn";
 	struct inj_stats st;
@@ -687,7 +694,7 @@ TEST_F(inj, dynamic_events)
  * the status byte is set exactly when the enable succeeded, and a write
  * is then recorded
  */
-TEST_F(inj, ftrace_enable)
+TEST_F_TIMEOUT(inj, ftrace_enable, INJ_TIMEOUT)
 {
 	const char *name = PREFIX "ftr";
 	static const char * const instances[] = { NULL, INSTANCE };
@@ -727,7 +734,7 @@ TEST_F(inj, ftrace_enable)
 }
 
 /* perf_event_open() of a user event, and a BPF program attached to it */
-TEST_F(inj, perf_and_bpf)
+TEST_F_TIMEOUT(inj, perf_and_bpf, INJ_TIMEOUT)
 {
 	const char *name = PREFIX "perf";
 	struct bpf_insn prog[] = {
@@ -796,7 +803,7 @@ static bool inj_has_trigger(const char *name, const char *trigger)
 }
 
 /* Triggers on a user event: set exactly when the write succeeded */
-TEST_F(inj, triggers)
+TEST_F_TIMEOUT(inj, triggers, INJ_TIMEOUT)
 {
 	static const char *const triggers[] = {
 		/* Small maps: each of their elements is allocated */
@@ -868,7 +875,7 @@ struct inj_rec {
  * Writes: write(), writev() and a batch of three records, each recorded
  * exactly when (and as far as) it succeeded
  */
-TEST_F(inj, writes)
+TEST_F_TIMEOUT(inj, writes, INJ_TIMEOUT)
 {
 	const char *name = PREFIX "wr";
 	struct ue_status_reg reg;
@@ -948,35 +955,8 @@ TEST_F(inj, writes)
 
 #define INJ_FORK_BITS	4
 
-/*
- * A forked child's enable bits: each of the parent's registrations was
- * copied or not, and a bit the child finds set it can unregister.  The
- * child exits with the count of copies, or 100 + a bit set that nothing
- * maintains.
- */
-static int inj_fork_child(__u32 *word, int fd)
-{
-	int bit, copies = 0;
-
-	for (bit = 0; bit < INJ_FORK_BITS; bit++) {
-		switch (ue_unreg_bit(fd, word, bit)) {
-		case 0:
-			copies++;
-			break;
-		case ENOENT:
-			if (ue_bit(word, 4, bit))
-				return 100 + bit;
-			break;
-		default:
-			return 99;
-		}
-	}
-
-	return copies;
-}
-
 /* fork() with enable bits: every copy complete or absent, none half made */
-TEST_F(inj, fork_with_enablers)
+TEST_F_TIMEOUT(inj, fork_with_enablers, INJ_TIMEOUT)
 {
 	const char *name = PREFIX "fork";
 	struct inj_stats st;
@@ -1004,7 +984,7 @@ TEST_F(inj, fork_with_enablers)
 		inj_arm(_metadata, self, &st);
 		pid = fork();
 		if (pid == 0)
-			_exit(inj_fork_child(word, fd));
+			_exit(ue_unreg_copied_bits(word, fd, INJ_FORK_BITS));
 		inj_disarm(_metadata, self, &st, INJ_ERR(pid));
 		if (pid == -1)
 			continue;
@@ -1089,7 +1069,7 @@ static int inj_child_left(pid_t pid)
 	return left;
 }
 
-TEST_F(inj, exec_and_exit_with_enablers)
+TEST_F_TIMEOUT(inj, exec_and_exit_with_enablers, INJ_TIMEOUT)
 {
 	const char *name = PREFIX "end u32 v";
 	int n, status, left, failed, active, busy, max;
@@ -1157,7 +1137,7 @@ TEST_F(inj, exec_and_exit_with_enablers)
  * address space, not the file, and stays maintained until unregistered
  * (through any file)
  */
-TEST_F(inj, close_with_registrations)
+TEST_F_TIMEOUT(inj, close_with_registrations, INJ_TIMEOUT)
 {
 	struct ue_status_reg reg;
 	struct inj_stats st;
@@ -1188,7 +1168,7 @@ TEST_F(inj, close_with_registrations)
 }
 
 /* rmdir of an instance that holds records of a deleted user event */
-TEST_F(inj, instance_rmdir_with_kept_records)
+TEST_F_TIMEOUT(inj, instance_rmdir_with_kept_records, INJ_TIMEOUT)
 {
 	const char *name = PREFIX "kept";
 	struct ue_status_reg reg;
@@ -1233,7 +1213,7 @@ static int inj_euid(uid_t uid)
  * exactly as many events and bits as its limits allow, so no failed try
  * kept a charge, and none of a successful one outlived what it counted.
  */
-TEST_F(inj, user_counts)
+TEST_F_TIMEOUT(inj, user_counts, INJ_TIMEOUT)
 {
 	const char *name = PREFIX "cnt";
 	struct ue_status_reg reg;
@@ -1316,7 +1296,7 @@ TEST_F(inj, user_counts)
 }
 
 /* The sysctls: the value changes exactly when the write succeeded */
-TEST_F(inj, sysctls)
+TEST_F_TIMEOUT(inj, sysctls, INJ_TIMEOUT)
 {
 	static const char *const sysctls[] = {
 		UE_MAX_PATH,

@@ -1869,6 +1869,33 @@ static inline int ue_unreg_bit(int fd, void *addr, int bit)
 	return 0;
 }
 
+/*
+ * In a forked child: unregister its copies of bits 0 to @bits - 1 of
+ * the u32 at @word, which the parent registered on @fd.  Returns how
+ * many it could, 100 + the first bit found set with no registration
+ * behind it (nothing would ever clear it), or 99 on another error: what
+ * the child exits with, for the parent to check.
+ */
+static inline int ue_unreg_copied_bits(__u32 *word, int fd, int bits)
+{
+	int bit, copies = 0;
+
+	for (bit = 0; bit < bits; bit++) {
+		switch (ue_unreg_bit(fd, word, bit)) {
+		case 0:
+			copies++;
+			break;
+		case ENOENT:
+			if (ue_bit(word, 4, bit))
+				return 100 + bit;
+			break;
+		default:
+			return 99;
+		}
+	}
+	return copies;
+}
+
 #ifdef UE_EN_FIXTURE
 /*
  * FIXTURE(en) of the programs that test the enable bit ABI (enable_test,
