@@ -131,9 +131,10 @@ run_program=run_many
 [[ ${UE_FLAVOUR:-} != debug ]] || run_program=run_direct
 
 # In the debug kernel, the cases of checks/debug-skip are left out: the
-# cases it runs run every line of the series that they run ("harness/ue
-# coverage" chose them; README.md, "What the debug kernel runs").
-# UE_DEBUG_SKIP names another such file, or none when empty.
+# cases it keeps run every line of kernel/trace/ (and of the series
+# elsewhere) that those run ("harness/ue coverage" chose them; README.md,
+# "What runs where").  UE_DEBUG_SKIP names another such file, or none
+# when empty.
 declare -A skip=()
 debug_skip=${UE_DEBUG_SKIP-$UE_HARNESS/checks/debug-skip}
 if [[ ${UE_FLAVOUR:-} == debug && -n $debug_skip ]]; then
