@@ -85,8 +85,10 @@ def main():
     gcno = gcno_paths(a.build)
     tree = os.path.realpath(a.tree)
 
+    whole = tuple(a.whole)
+
     def counts(line):
-        return line in added or line[0].startswith(tuple(a.whole))
+        return line in added or line[0].startswith(whole)
 
     status, gcov_ms = {}, {}
     with open(a.results) as f:
