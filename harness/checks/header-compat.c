@@ -5,7 +5,9 @@
  * including <sys/uio.h>.  "harness/ue test" (check header-compat) compiles
  * it against the installed UAPI headers, with -Wall -Werror, three ways:
  * as it is, and with <sys/uio.h> included before (-DUIO_BEFORE) or after
- * (-DUIO_AFTER) <linux/user_events.h>.  It is never run.
+ * (-DUIO_AFTER) <linux/user_events.h>; on a base whose programs have the
+ * enable bit layout by default (6.12), with USER_EVENTS_STATUS_PAGE_ABI
+ * defined (-D).  It is never run.
  */
 #include <fcntl.h>
 #include <stdio.h>

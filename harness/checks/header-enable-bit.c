@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A program written for the enable bit ABI of Linux 6.4 and later, as it
- * would be written against mainline's <linux/user_events.h>, with the one
- * macro our header documents defined before the include.  "harness/ue
+ * would be written against mainline's <linux/user_events.h>.  "harness/ue
  * test" (check header-abi) compiles it against the installed UAPI headers
- * with -Wall -Werror; the layouts and numbers of that ABI are asserted at
+ * with -Wall -Werror, with the macro USER_EVENTS_ENABLE_BIT_ABI defined
+ * (-D), and without it on a base whose programs have that layout by
+ * default (6.12); the layouts and numbers of that ABI are asserted at
  * compile time.  It is never run.
  */
 #include <fcntl.h>
@@ -14,8 +15,6 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/uio.h>
-
-#define USER_EVENTS_ENABLE_BIT_ABI
 #include <linux/user_events.h>
 
 #define ABI_ASSERT(cond) _Static_assert(cond, #cond)

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A program written for the status page ABI (Linux 5.18): no macro before
- * the include.  "harness/ue test" (check header-abi) compiles it against
- * the installed UAPI headers with -Wall -Werror; the layout and numbers of
- * that ABI are asserted at compile time.  It is never run.
+ * A program written for the status page ABI (Linux 5.18).  "harness/ue
+ * test" (check header-abi) compiles it against the installed UAPI headers
+ * with -Wall -Werror, with the macro USER_EVENTS_STATUS_PAGE_ABI defined
+ * (-D), and without it on a base whose programs have that layout by
+ * default (6.1); the layout and numbers of that ABI are asserted at
+ * compile time.  It is never run.
  */
 #include <fcntl.h>
 #include <stddef.h>

@@ -35,12 +35,118 @@ repo_series_files() {
 	done | LC_ALL=C sort -u
 }
 
-# repo_patches: the patch files of the series.
+# --- What a base changes (bases/README) ---------------------------------------
+
+# base_file DEFAULT: the file that stands for DEFAULT (a file of patches/ or
+# harness/series/) on the current base: the base's file of the same name
+# (bases/BASE/patches/, bases/BASE/series/) if it has one, else DEFAULT.
+# Prints nothing when the base's file is empty: the base drops it.  A
+# group file of the base with header lines only adds them to DEFAULT's
+# (group_header), which stays the group's file.
+base_file() {
+	local f=$1 sub
+	if [[ -n $BASE_DIR ]]; then
+		case $f in
+		"$REPO_DIR"/patches/*) sub=patches ;;
+		*) sub=series ;;
+		esac
+		if [[ -e $BASE_DIR/$sub/${f##*/} ]]; then
+			[[ $f == *.txt ]] && [[ -s $BASE_DIR/$sub/${f##*/} ]] &&
+				! grep -q '^Subject:' "$BASE_DIR/$sub/${f##*/}" ||
+				f=$BASE_DIR/$sub/${f##*/}
+		fi
+	fi
+	[[ ! -s $f ]] || printf '%s\n' "$f"
+}
+
+# group_header GROUPFILE FIELD: the values of the header lines "FIELD:" of
+# a group, and of the base's file of the same name when that has header
+# lines only (no Subject:): it adds them to the group's.
+group_header() {
+	local g=$1 field=$2 extra
+	sed -n "/^\$/q; s/^$field:[[:space:]]*//p" "$g"
+	[[ -n $BASE_DIR ]] || return 0
+	extra=$BASE_DIR/series/${g##*/}
+	[[ $extra != "$g" && -s $extra ]] || return 0
+	sed -n "/^\$/q; s/^$field:[[:space:]]*//p" "$extra"
+}
+
+# base_extra DIR GLOB: the base's files of DIR (patches, series) matching
+# GLOB that stand for no file of the default base: it adds them.
+base_extra() {
+	local dir=$1 glob=$2 f
+	[[ -n $BASE_DIR ]] || return 0
+	for f in "$BASE_DIR/$dir"/$glob; do
+		[[ -s $f ]] || continue
+		case $dir in
+		patches) [[ -e $REPO_DIR/patches/${f##*/} ]] ;;
+		series) [[ -e $GROUPS_DIR/${f##*/} ]] ;;
+		esac || printf '%s\n' "$f"
+	done
+}
+
+# The port of a base (bases/BASE/port): the kernel interfaces that differ
+# from the default base's, as sed commands on the series' own files, one
+# per line: "PATH<TAB>SED-COMMAND" (PATH a tree path, or a glob of them).
+
+# dropped_files: the repository's files that only commits the base drops
+# add (an empty bases/BASE/series/NN-name.txt): the exact paths of their
+# "Path:" lines that are files of the repository.
+dropped_files() {
+	local g p
+	[[ -n $BASE_DIR ]] || return 0
+	for g in "$GROUPS_DIR"/[0-9]*.txt; do
+		[[ -e $BASE_DIR/series/${g##*/} && ! -s $BASE_DIR/series/${g##*/} ]] ||
+			continue
+		group_paths "$g" | while IFS= read -r p; do
+			[[ $p == */ || ! -f $REPO_DIR/$p ]] || printf '%s\n' "$p"
+		done
+	done
+}
+
+# port_rules: the port's rules, "PATH<TAB>COMMAND" (none for the default).
+port_rules() {
+	[[ -n $BASE_DIR && -f $BASE_DIR/port ]] || return 0
+	grep -v -e '^#' -e '^[[:space:]]*$' "$BASE_DIR/port"
+}
+
+# port_file PATH FILE: rewrite FILE, the content of tree path PATH, in
+# place for the current base.
+port_file() {
+	local path=$1 file=$2 glob cmd
+	while IFS=$'\t' read -r glob cmd; do
+		# shellcheck disable=SC2053 # the rule's path is a glob
+		[[ $path == $glob ]] && sed -i -E -e "$cmd" -- "$file"
+	done < <(port_rules)
+	return 0
+}
+
+# port_check: every rule of the port changes a file of the repository
+# (before porting): a rule that matches nothing is stale, and the file it
+# was meant for may be left unported.
+port_check() {
+	local glob cmd f hit stale=()
+	while IFS=$'\t' read -r glob cmd; do
+		hit=
+		for f in "$REPO_DIR"/$glob; do
+			[[ -f $f ]] || continue
+			sed -E -e "$cmd" -- "$f" | cmp -s - "$f" || { hit=1; break; }
+		done
+		[[ -n $hit ]] || stale+=("$glob	$cmd")
+	done < <(port_rules)
+	((${#stale[@]} == 0)) || {
+		printf '  %s\n' "${stale[@]}" >&2
+		die "apply: these rules of $BASE_DIR/port change nothing"
+	}
+}
+
+# repo_patches: the patch files of the series on the current base.
 repo_patches() {
 	local p
 	for p in "$REPO_DIR"/patches/*.patch "$REPO_DIR"/MAINTAINERS.patch; do
-		[[ -f $p ]] && printf '%s\n' "$p"
+		[[ -f $p ]] && base_file "$p"
 	done
+	base_extra patches '*.patch'
 }
 
 # patch_paths PATCH: the tree paths a (git) diff edits.
@@ -112,14 +218,24 @@ stale_candidates() {
 # group_files: the commit group definitions, in series order.
 group_files() {
 	local f
-	for f in "$GROUPS_DIR"/[0-9]*.txt; do
-		[[ -f $f ]] && printf '%s\n' "$f"
-	done
+	{
+		for f in "$GROUPS_DIR"/[0-9]*.txt; do
+			[[ -f $f ]] && base_file "$f"
+		done
+		base_extra series '[0-9]*.txt'
+	} | awk -F/ '{ print $NF "\t" $0 }' | LC_ALL=C sort | cut -f2-
 }
 
 # group_paths GROUPFILE: the "Path:" patterns of a group.
 group_paths() {
-	sed -n '/^$/q; s/^Path:[[:space:]]*//p' "$1"
+	group_header "$1" Path
+}
+
+# group_removes GROUPFILE: the "Remove:" patterns of a group: files of the
+# base tree that its commit deletes, to be added again by a later group
+# or not at all (a base's implementation that the series replaces).
+group_removes() {
+	group_header "$1" Remove
 }
 
 # group_message GROUPFILE: the commit message (subject, body).  No
@@ -138,8 +254,9 @@ group_message() {
 # final version of a file, and a file built up over several commits gets
 # its earlier versions by reverse-applying the later groups' step patches.
 group_step_patch() {
-	local p=${1%.txt}.patch
-	[[ -f $p ]] && printf '%s\n' "$p"
+	local name=${1##*/} p
+	p=$(base_file "$GROUPS_DIR/${name%.txt}.patch")
+	[[ -n $p ]] && printf '%s\n' "$p"
 }
 
 # step_blobs STATES: walk the groups from the last to the first and, for
@@ -156,24 +273,32 @@ step_blobs() {
 	: > "$states"
 	((${#paths[@]})) || return 0
 	work=$(mktemp -d)
+	# The repository's files as they are, not ported: the step patches
+	# are written against them; each version is ported on its way out.
 	for path in "${paths[@]}"; do
 		mkdir -p "$work/$(dirname "$path")"
-		tgit show ":$path" > "$work/$path" ||
-			die "apply: $path is edited by a step patch but is not in the series"
+		if [[ -f $REPO_DIR/$path ]]; then
+			cp -- "$REPO_DIR/$path" "$work/$path"
+		else
+			tgit show ":$path" > "$work/$path" ||
+				die "apply: $path is edited by a step patch but is not in the series"
+		fi
 	done
 	for ((i = ${#groups[@]} - 1; i >= 0; i--)); do
 		g=${groups[i]}
 		for path in "${paths[@]}"; do
 			[[ -f $work/$path ]] || continue
+			cp -- "$work/$path" "$work.port"
+			port_file "$path" "$work.port"
 			printf '%s\t%s\t%s\n' "$g" "$path" \
-				"$(tgit hash-object -w -- "$work/$path")" >> "$states"
+				"$(tgit hash-object -w -- "$work.port")" >> "$states"
 		done
 		p=$(group_step_patch "$g") || continue
 		(cd "$work" && GIT_CEILING_DIRECTORIES=$(dirname "$work") git apply -R "$p") ||
 			die "apply: $p does not reverse-apply to the files of the later" \
 				"commits; remake it from the commits (harness/series/README)"
 	done
-	rm -rf "$work"
+	rm -rf "$work" "$work.port"
 }
 
 # match_score PATH PATTERN: how specifically PATTERN covers PATH: 0 for not
@@ -206,6 +331,15 @@ assign_groups() {
 				fi
 			done < <(group_paths "$g")
 		done
+		# A file that the series only deletes: the group that removes it
+		if [[ -z $best ]] && ! tgit cat-file -e ":$path" 2>/dev/null; then
+			for g in "${groups[@]}"; do
+				while IFS= read -r pat; do
+					score=$(match_score "$path" "$pat")
+					((score > 0)) && { best=$g; break 2; }
+				done < <(group_removes "$g")
+			done
+		fi
 		if [[ -n $best ]]; then
 			printf '%s\t%s\n' "$best" "$path"
 		else
@@ -259,6 +393,13 @@ commit_groups() {
 					printf '0 0000000000000000000000000000000000000000\t%s\n' "$p"
 			done
 		} | GIT_INDEX_FILE=$idx tgit update-index --index-info
+		# Files of the base that this commit removes, unless it adds them
+		while IFS= read -r p; do
+			[[ -n ${added[$p]+x} ]] ||
+				printf '0 0000000000000000000000000000000000000000\t%s\n' "$p"
+		done < <(group_removes "$g" | while IFS= read -r pat; do
+			tgit ls-tree -r --name-only base -- "$pat"
+		done) | GIT_INDEX_FILE=$idx tgit update-index --index-info
 		# Files that later step patches edit: this commit's version, for
 		# those that this or an earlier group added.
 		awk -F'\t' -v g="$g" '$1 == g { print $2 "\t" $3 }' "$states" |
@@ -289,10 +430,21 @@ cmd_apply() {
 	declare -A desired=()        # tree path -> source file ("" = remove)
 	work=$(mktemp -d)
 
-	mapfile -t files < <(repo_series_files)
+	mapfile -t files < <(repo_series_files | grep -vxF -f <(dropped_files; echo /))
 	for p in "${files[@]}"; do
 		desired[$p]=$REPO_DIR/$p
 	done
+	# On a base with its own kernel interfaces, the files ported to them
+	if [[ -n $(port_rules) ]]; then
+		port_check
+		for p in "${files[@]}"; do
+			t=$work/port_$(printf '%s' "$p" | tr / _)
+			cp -p -- "$REPO_DIR/$p" "$t"
+			port_file "$p" "$t"
+			cmp -s "$t" "$REPO_DIR/$p" && continue
+			desired[$p]=$t
+		done
+	fi
 
 	mapfile -t patches < <(repo_patches)
 	for p in "${patches[@]}"; do

@@ -42,6 +42,33 @@ build_selftests() {
 		die "build: selftests failed"
 }
 
+# build_base_selftests: on a base whose own user_events selftests the
+# series replaces (BASE_SELFTESTS), those selftests, unchanged, built
+# against the series' UAPI headers into $KSFT_BASE_DIR: programs written
+# for the base's ABI, which the series keeps serving.  Their source is the
+# base commit's tools/testing/selftests, unpacked once beside the tree.
+build_base_selftests() {
+	local src=$UE_CACHE/base-selftests base
+	if [[ -z $BASE_SELFTESTS ]]; then
+		rm -rf "$KSFT_BASE_DIR" "$src"
+		return 0
+	fi
+	base=$(tgit rev-parse base)
+	if [[ $(cat "$src/.base" 2>/dev/null) != "$base" ]]; then
+		rm -rf "$src"
+		mkdir -p "$src"
+		tgit archive base tools/testing/selftests tools/include \
+			scripts/subarch.include | tar -x -C "$src"
+		echo "$base" > "$src/.base"
+	fi
+	log "build: the base's own user_events selftests -> $KSFT_BASE_DIR"
+	rm -rf "$KSFT_BASE_DIR"
+	run_logged "$BUILD_LOG" make -C "$src/$KSFT_SRC" TARGETS=user_events \
+		O="$BUILD_DIR/base-kselftest" KHDR_INCLUDES="-isystem $HDR_DIR/include" \
+		KSFT_INSTALL_PATH="$KSFT_BASE_DIR" INSTALL_PATH="$KSFT_BASE_DIR" install ||
+		die "build: the base's selftests failed"
+}
+
 # build_samples: the sample programs.  kbuild builds them with the kernel
 # (CONFIG_SAMPLE_USER_EVENTS in harness/vm.config, through the series'
 # samples/Kconfig and samples/Makefile); copy the programs for the guest.
@@ -92,5 +119,6 @@ cmd_build() {
 	((kernel_only)) && return 0
 	build_headers
 	build_selftests
+	build_base_selftests
 	build_samples
 }

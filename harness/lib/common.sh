@@ -8,21 +8,49 @@
 
 # HARNESS_DIR and REPO_DIR are set by harness/ue before sourcing us.
 UE_CACHE=${UE_CACHE:-${HOME:-/root}/.cache/user-events}
+
+# --- The base tree -----------------------------------------------------------
+
+# The series serves two base trees: Debian 12's linux-source-6.1 (the
+# default) and Debian 13's linux-source-6.12 (UE_BASE=6.12, or --base 6.12
+# on the command line).  Where the series differs on a base, that base's
+# directory bases/BASE/ of the repository says how (bases/README).  Each
+# base other than the default has its own cache, a subdirectory of
+# $UE_CACHE, so that the trees, builds and results of the two never mix.
+UE_BASE=${UE_BASE:-6.1}
+case $UE_BASE in
+# BASE_ABI: the layout of struct user_reg that the base's programs get
+# from <linux/user_events.h> without a macro, as they did from the base's
+# own header: 6.1's programs (and 5.18's) the status page, 6.12's the enable bit.
+6.1) BASE_DIR='' BASE_SELFTESTS='' BASE_ABI=status-page ;;
+6.12)
+	BASE_DIR=$REPO_DIR/bases/6.12
+	# The base's own user_events selftests (mainline's, for its enable
+	# bit ABI), which the series replaces: built as the base has them
+	# and run too, as programs written for that ABI
+	BASE_SELFTESTS=1
+	BASE_ABI=enable-bit
+	# (a harness/ue that this one runs inherits the subdirectory)
+	[[ $UE_CACHE == */base-6.12 ]] || UE_CACHE=$UE_CACHE/base-6.12 ;;
+*) printf 'ERROR: unknown base %s (6.1 or 6.12)\n' "$UE_BASE" >&2; exit 1 ;;
+esac
+export UE_BASE
 UE_CACHE=$(mkdir -p "$UE_CACHE" && cd "$UE_CACHE" && pwd -P)
 
 TREE=$UE_CACHE/linux                 # git repo: tag "base", branch "series"
 HDR_DIR=$UE_CACHE/headers            # make headers_install destination
 KSFT_DIR=$UE_CACHE/kselftest         # installed kselftests
+KSFT_BASE_DIR=$UE_CACHE/kselftest-base  # the base's own, if BASE_SELFTESTS
 SAMPLES_DIR=$UE_CACHE/samples        # sample programs built for the guest
 SERIES_OUT=$UE_CACHE/series          # default git format-patch output
 INITRAMFS=$UE_CACHE/initramfs.cpio.gz
 RUNS_DIR=$UE_CACHE/runs              # one scratch directory per VM run
 LOG_DIR=$UE_CACHE/logs
 
-# Debian's kernel source package and its tarball.
-SRC_PKG=linux-source-6.1
-SRC_TARBALL=/usr/src/linux-source-6.1.tar.xz
-SRC_TOPDIR=linux-source-6.1          # what the tarball unpacks to
+# Debian's kernel source package of the base and its tarball.
+SRC_PKG=linux-source-$UE_BASE
+SRC_TARBALL=/usr/src/$SRC_PKG.tar.xz
+SRC_TOPDIR=$SRC_PKG                  # what the tarball unpacks to
 
 KARCH=x86_64
 KMAKE_ARGS=()                        # make's toolchain arguments, if any

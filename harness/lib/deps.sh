@@ -5,7 +5,7 @@
 # inside the guest.
 DEPS_PACKAGES=(
 	# kernel source and build
-	linux-source-6.1 gcc gcc-multilib make perl flex bison bc libelf-dev libssl-dev
+	"$SRC_PKG" gcc gcc-multilib make perl flex bison bc libelf-dev libssl-dev
 	dwarves kmod cpio rsync xz-utils git patch sparse
 	# guest: emulator, initramfs, tracing tools
 	qemu-system-x86 busybox-static linux-perf trace-cmd bpftrace

@@ -17,7 +17,8 @@
 # series (one block per kernel flavour tested, see test_result_save), and
 # a line @BUILD_EACH@ the result of "harness/ue build-each" for it.
 
-COVER_TEMPLATE=$HARNESS_DIR/series/cover-letter.txt
+# (the base's own, bases/BASE/series/cover-letter.txt, if it has one)
+COVER_TEMPLATE=$(base_file "$HARNESS_DIR/series/cover-letter.txt")
 # test_result_file [FLAVOUR]: where "harness/ue test" records its result.
 test_result_file() {
 	printf '%s/last-test-result%s\n' "$UE_CACHE" "${1:+-$1}"
@@ -172,13 +173,13 @@ sender_ident() {
 	printf '%s\n%s\n' "${a:-$c}" "${c:-$a}"
 }
 
-# series_as AUTHOR COMMITTER: print the tip of a copy of base..series whose
-# commits have AUTHOR and COMMITTER, with the same trees, messages and dates
-# (the same identity gives the same commits).
+# series_as AUTHOR COMMITTER: print the tip of a copy of base..series (or
+# of $SERIES_RANGE) whose commits have AUTHOR and COMMITTER, with the same
+# trees, messages and dates (the same identity gives the same commits).
 series_as() {
 	local c parent dates
 	parent=$(tgit rev-parse base)
-	for c in $(tgit rev-list --reverse base..series); do
+	for c in $(tgit rev-list --reverse "${SERIES_RANGE:-base..series}"); do
 		dates=$(tgit log -1 --date=raw --format='%ad%n%cd' "$c")
 		parent=$(tgit cat-file commit "$c" | sed '1,/^$/d' |
 			GIT_AUTHOR_DATE=${dates%$'\n'*} GIT_COMMITTER_DATE=${dates#*$'\n'} \

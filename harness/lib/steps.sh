@@ -54,13 +54,40 @@ cmd_steps() {
 		if ((${#steps[@]})); then
 			tgit -c diff.noprefix=false diff --no-color --no-ext-diff \
 				--no-renames "$c~" "$c" -- "${steps[@]}" > "$changed"
-			# A patch that says the same stays as it is written
-			steps_same "$changed" "${g%.txt}.patch" ||
-				cp "$changed" "${g%.txt}.patch"
 		else
-			rm -f "${g%.txt}.patch"
+			: > "$changed"
 		fi
+		steps_write "$changed" "$(basename "${g%.txt}").patch"
 	done
 	rm -f "$changed" "$assignment"
-	log "steps: the step patches of harness/series are those of $branch"
+	log "steps: the step patches of harness/series${BASE_DIR:+ and $BASE_DIR/series} are those of $branch"
+}
+
+# steps_write PATCH NAME: make PATCH (empty: none) the step patch NAME of
+# the current base.  On the default base it is harness/series/NAME; on
+# another, bases/BASE/series/NAME where it differs from harness/series'
+# (an empty one where that has one and the base has none).  A patch that
+# says the same stays as it is written.
+steps_write() {
+	local patch=$1 default=$GROUPS_DIR/$2 own
+	if [[ -z $BASE_DIR ]]; then
+		if [[ -s $patch ]]; then
+			steps_same "$patch" "$default" || cp "$patch" "$default"
+		else
+			rm -f "$default"
+		fi
+		return 0
+	fi
+	own=$BASE_DIR/series/$2
+	if [[ -s $patch ]]; then
+		if steps_same "$patch" "$default"; then
+			rm -f "$own"
+		else
+			steps_same "$patch" "$own" || cp "$patch" "$own"
+		fi
+	elif [[ -f $default ]]; then
+		: > "$own"
+	else
+		rm -f "$own"
+	fi
 }

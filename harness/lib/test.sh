@@ -184,8 +184,11 @@ check_checkpatch() {
 	local dir=$1 patch out n=0
 	# The base tree is Debian's source tarball, imported as one commit:
 	# the upstream commits that Fixes: tags name cannot be looked up in
-	# it (the tags' format is still checked).
-	local ignore=(--ignore UNKNOWN_COMMIT_ID)
+	# it (the tags' format is still checked), nor found for the fixes
+	# whose tag would need them: checkpatch of 6.12 asks for a Fixes:
+	# beside each Cc: stable (MISSING_FIXES_TAG), and a guessed commit
+	# would be worse than none.
+	local ignore=(--ignore UNKNOWN_COMMIT_ID --ignore MISSING_FIXES_TAG)
 	# The series lists its new files in MAINTAINERS in its last patch; the
 	# earlier patches would each get "does MAINTAINERS need updating?".
 	if grep -lq '^+++ b/MAINTAINERS' "$dir"/[0-9]*.patch 2>/dev/null; then
@@ -354,11 +357,13 @@ declare -a TEST_VMS=() TEST_VM_PIDS=()
 declare -A TEST_VM_FLAVOUR=()
 
 # lane_runs_check SCRIPT LANE: does the guest check SCRIPT run in VM LANE
-# of the current flavour (guest-run's rules)?
+# of the current flavour and base (guest-run's rules)?
 lane_runs_check() {
-	local flavours
+	local flavours bases
 	flavours=$(sed -n 's/^# flavours: //p' "$1")
 	[[ -z $flavours || " $flavours " == *" $(flavour_name) "* ]] || return 1
+	bases=$(sed -n 's/^# bases: //p' "$1")
+	[[ -z $bases || " $bases " == *" $UE_BASE "* ]] || return 1
 	(($2 == 1)) || grep -qx '# lanes: all' "$1"
 }
 

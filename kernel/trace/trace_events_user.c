@@ -1335,14 +1335,17 @@ static unsigned long user_bit_word(unsigned long addr, int size, int bit,
 	return addr - offset;
 }
 
-/* The page at @uaddr of @mm, whose mmap_lock the caller holds, if present */
+/*
+ * The page at @uaddr of @mm, whose mmap_lock the caller holds, if present
+ * (and writable, with FOLL_WRITE in @flags): it is never faulted in.
+ */
 static struct page *user_page_present(struct mm_struct *mm,
-				      unsigned long uaddr)
+				      unsigned long uaddr, unsigned int flags)
 {
+	unsigned int gup_flags = flags | FOLL_NOFAULT;
 	struct page *page;
 
-	if (get_user_pages_remote(mm, uaddr, 1, FOLL_NOFAULT, &page, NULL,
-				  NULL) != 1)
+	if (get_user_pages_remote(mm, uaddr, 1, gup_flags, &page, NULL, NULL) != 1)
 		return NULL;
 	return page;
 }
@@ -1451,11 +1454,11 @@ static int user_bit_batch_at(struct user_bit_batch *b, struct mm_struct *mm,
 			return -EAGAIN;
 		}
 	}
-	if (write && get_user_pages_remote(mm, uaddr, 1,
-					   FOLL_WRITE | FOLL_NOFAULT, &page,
-					   NULL, NULL) == 1) {
+	page = write ? user_page_present(mm, uaddr, FOLL_WRITE) : NULL;
+	if (page) {
 		/* A page locked for a read that its owner may never serve */
-		if (b->wait ? lock_page_killable(page) : !trylock_page(page)) {
+		if (b->wait ? folio_lock_killable(page_folio(page)) :
+			      !trylock_page(page)) {
 			put_page(page);
 			b->uaddr = 0;
 			return b->wait ? -EINTR : -EAGAIN;
@@ -1463,7 +1466,7 @@ static int user_bit_batch_at(struct user_bit_batch *b, struct mm_struct *mm,
 		b->writable = true;
 	} else {
 		/* To see if the bit has its value already */
-		page = user_page_present(mm, uaddr);
+		page = user_page_present(mm, uaddr, 0);
 		b->writable = false;
 		b->absent = !page;
 		if (!page)
@@ -4949,7 +4952,6 @@ static const struct file_operations user_data_fops = {
 	.compat_ioctl = user_events_compat_ioctl,
 #endif
 	.release = user_events_release,
-	.llseek = no_llseek,
 };
 
 #ifdef CONFIG_SYSCTL

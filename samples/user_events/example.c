@@ -33,6 +33,8 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+/* The status page layout of struct user_reg */
+#define USER_EVENTS_STATUS_PAGE_ABI
 #include <linux/user_events.h>
 
 #include "sample.h"
@@ -187,7 +189,7 @@ static void fill_payload(struct example_payload *payload, __u32 count,
 	payload->time_ns = now_ns();
 	payload->count = count;
 	payload->pid = getpid();
-	strncpy(payload->program, "example", sizeof(payload->program) - 1);
+	snprintf(payload->program, sizeof(payload->program), "example");
 	payload->point.x = count;
 	payload->point.y = -(__s32)count;
 

@@ -11,8 +11,10 @@
 # flavours: plain
 tree=${UE_FTRACE_TREE:-$UE_CACHE/linux}
 ftracetest=$tree/tools/testing/selftests/ftrace/ftracetest
-mapfile -t cases < <(cd "$UE_REPO" &&
-	find tools/testing/selftests/ftrace -name '*.tc' | sort)
+# The cases the series adds on this base (a base may drop the fix of one),
+# or UE_FTRACE_REF (harness/ue fixes: the fixes at its front)
+mapfile -t cases < <(git -C "$tree" diff --name-only --diff-filter=A \
+	base "${UE_FTRACE_REF:-series}" -- 'tools/testing/selftests/ftrace/*.tc' | sort)
 if ((${#cases[@]} == 0)); then
 	echo "1..0 # SKIP no ftrace selftest case in the series"
 	exit 0

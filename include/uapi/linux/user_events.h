@@ -10,8 +10,11 @@
  *    attached, and a write index for that file descriptor;
  *  - enable bit: the program names a bit in its own memory, which the
  *    kernel sets while something is attached, and gets a write index.
- *    Programs use this layout of struct user_reg by defining
- *    USER_EVENTS_ENABLE_BIT_ABI before including this header.
+ *
+ * The two use different layouts of struct user_reg.  A program chooses
+ * one by defining USER_EVENTS_STATUS_PAGE_ABI or USER_EVENTS_ENABLE_BIT_ABI
+ * before including this header; without either it gets the layout that
+ * the programs written for this kernel's release expect (below).
  *
  * Either way, while the event is enabled the program writes the write
  * index followed by the event's payload to the same file.
@@ -49,6 +52,10 @@
  * upper 16 bits, its offset in the lower 16 bits.
  */
 #define DYN_LOC(offset, size) ((size) << 16 | (offset))
+
+#if !defined(USER_EVENTS_STATUS_PAGE_ABI) && !defined(USER_EVENTS_ENABLE_BIT_ABI)
+#define USER_EVENTS_STATUS_PAGE_ABI
+#endif
 
 #if !defined(USER_EVENTS_ENABLE_BIT_ABI) || defined(__KERNEL__)
 /**

@@ -121,7 +121,7 @@ TEST_F(bpf, program_sees_every_record)
 			    &reg));
 	memset(&in, 0, sizeof(in));
 	in.big = -5;
-	strcpy(in.msg, "rel text");
+	snprintf(in.msg, sizeof(in.msg), "rel text");
 	/* msg follows its own location word directly */
 	in.msg_loc = DYN_LOC(0, sizeof(in.msg));
 
@@ -174,7 +174,7 @@ TEST_F(bpf, invalid_payload_does_not_run_program)
 	ASSERT_NE(-1, perf_fd);
 
 	memset(&in, 0, sizeof(in));
-	strcpy(in.msg, "12345678");
+	snprintf(in.msg, sizeof(in.msg), "12345678");
 	/* Reaches past the end of the payload */
 	in.msg_loc = DYN_LOC(0, sizeof(in) - offsetof(struct bpf_payload, msg) + 1);
 	ASSERT_EQ(-EFAULT, ue_emit(self->data_fd, reg.write_index, &in,

@@ -674,7 +674,7 @@ TEST_F_TIMEOUT(en, persist_needs_perfmon, LONG_TIMEOUT)
 	struct ue_child c;
 
 	/* The admin hands user_events_data to the group */
-	ASSERT_EQ(0, ue_grant_dirs(&self->attrs, UE_TEST_GID));
+	ASSERT_EQ(0, ue_grant_dirs(&self->attrs));
 	ASSERT_EQ(0, ue_grant(&self->attrs, ue_path("user_events_data"),
 			      UE_TEST_GID, 0060));
 
@@ -995,7 +995,7 @@ TEST_F_TIMEOUT(en, delete_persistent_needs_perfmon, LONG_TIMEOUT)
 	int fd2;
 
 	/* The admin hands user_events_data to the group */
-	ASSERT_EQ(0, ue_grant_dirs(&self->attrs, UE_TEST_GID));
+	ASSERT_EQ(0, ue_grant_dirs(&self->attrs));
 	ASSERT_EQ(0, ue_grant(&self->attrs, ue_path("user_events_data"),
 			      UE_TEST_GID, 0060));
 

@@ -93,9 +93,9 @@ TEST_F(perf, sample_raw_data_matches_format)
 	memset(&in, 0, sizeof(in));
 	in.count = 0xdeadbeef;
 	in.delta = -3;
-	strcpy(in.tag, "abcde");
-	strcpy(in.msg, "hello");
-	strcpy(in.note, "rel!");
+	snprintf(in.tag, sizeof(in.tag), "abcde");
+	snprintf(in.msg, sizeof(in.msg), "hello");
+	snprintf(in.note, sizeof(in.note), "rel!");
 	/* __data_loc counts from the record start, __rel_loc from its end */
 	in.msg_loc = DYN_LOC(UE_COMMON_SIZE + offsetof(struct sample_payload, msg),
 			     6);

@@ -263,7 +263,7 @@ TEST_F(reg, command_length)
 	ASSERT_NE(NULL, cmd);
 	len = sprintf(cmd, PREFIX "len4095 u32 a");
 	memset(cmd + len, ' ', 4094 - len);
-	strcpy(cmd + 4094, ";");
+	memcpy(cmd + 4094, ";", 2);
 	ASSERT_EQ(4095, strlen(cmd));
 	ASSERT_EQ(0, ue_reg(self->fd, cmd, &reg));
 	ASSERT_EQ(0, reg.write_index);
@@ -271,7 +271,7 @@ TEST_F(reg, command_length)
 
 	memcpy(cmd, PREFIX "len4096 u32 a", len);
 	memset(cmd + len, ' ', 4095 - len);
-	strcpy(cmd + 4095, ";");
+	memcpy(cmd + 4095, ";", 2);
 	ASSERT_EQ(4096, strlen(cmd));
 	ASSERT_EQ(E2BIG, ue_reg(self->fd, cmd, &reg));
 	ASSERT_FALSE(ue_event_exists(PREFIX "len4096"));
@@ -817,7 +817,7 @@ TEST_F_TIMEOUT(reg, killable_behind_fault, 120)
 	ASSERT_EQ((unsigned long)cmd_page, ue_uffd_next_fault(uffd, 10000));
 	ASSERT_EQ(0, madvise(reg_page, UE_PAGE_SIZE, MADV_DONTNEED));
 	memset(page, 0, sizeof(page));
-	strcpy(page, PREFIX "lock_a u32 v");
+	snprintf(page, sizeof(page), PREFIX "lock_a u32 v");
 	ASSERT_EQ(0, ue_uffd_copy(uffd, cmd_page, page));
 
 	/* It stops again storing its answer, with the lock held */

@@ -70,6 +70,8 @@
 #include <linux/io_uring.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
+/* The status page layout of struct user_reg */
+#define USER_EVENTS_STATUS_PAGE_ABI
 #include <linux/user_events.h>
 
 #include "user_events_bench.h"

@@ -305,7 +305,7 @@ static inline int ue_fuse_start(struct ue_fuse *f, long long unstall_ms)
 	if (unshare(CLONE_NEWNS) ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		return errno;
-	strcpy(f->dir, "/tmp/ue-fuse-XXXXXX");
+	snprintf(f->dir, sizeof(f->dir), "/tmp/ue-fuse-XXXXXX");
 	if (!mkdtemp(f->dir))
 		return errno;
 	/* Others (the unprivileged producers of the tests) go through it */

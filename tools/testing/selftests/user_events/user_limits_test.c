@@ -78,7 +78,7 @@ FIXTURE_SETUP(ul)
 	self->max0 = ue_get_max();
 	ASSERT_LE(0, self->events0);
 	ASSERT_LE(0, self->bits0);
-	ASSERT_EQ(0, ue_grant_dirs(&self->attrs, UE_TEST_GID));
+	ASSERT_EQ(0, ue_grant_dirs(&self->attrs));
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, ue_grant(&self->attrs, ue_path(files[i]),
 				      UE_TEST_GID, 0060));
