@@ -91,15 +91,21 @@ base_extra() {
 
 # dropped_files: the repository's files that only commits the base drops
 # add (an empty bases/BASE/series/NN-name.txt): the exact paths of their
-# "Path:" lines that are files of the repository.
+# "Path:" lines that are files of the repository and that no commit of
+# the base lists.
 dropped_files() {
 	local g p
+	local -A kept=()
 	[[ -n $BASE_DIR ]] || return 0
+	while IFS= read -r g; do
+		while IFS= read -r p; do kept[$p]=1; done < <(group_paths "$g")
+	done < <(group_files)
 	for g in "$GROUPS_DIR"/[0-9]*.txt; do
 		[[ -e $BASE_DIR/series/${g##*/} && ! -s $BASE_DIR/series/${g##*/} ]] ||
 			continue
 		group_paths "$g" | while IFS= read -r p; do
-			[[ $p == */ || ! -f $REPO_DIR/$p ]] || printf '%s\n' "$p"
+			[[ $p == */ || ! -f $REPO_DIR/$p || -n ${kept[$p]+x} ]] ||
+				printf '%s\n' "$p"
 		done
 	done
 }
