@@ -13,8 +13,8 @@
 # worktrees of $TREE ($FIX_DIR/src-base, src-fixes: the base, and the
 # base with the fixes) with the test kernel's options that the base has,
 # and each boots to run the ftracetest cases of the fixes, from the
-# fixes' tree: each must fail (or be unresolved) in the first and pass in
-# the second.  Ends with "N passed, N failed", one count per case and
+# fixes' tree: each must fail (or crash the kernel: each boots on its
+# own there) in the first and pass in the second.  Ends with "N passed, N failed", one count per case and
 # kernel.  Slow (two kernel builds); not part of test.
 
 FIX_DIR=$UE_CACHE/fixes
@@ -54,25 +54,30 @@ fixes_kernel() {
 	build_kernel
 }
 
-# fixes_run NAME TREE: boot kernel NAME and run the fixes' ftracetest cases
-# from TREE; prints "CASE<TAB>ok|not ok" lines.
+# fixes_run NAME TREE [CASE...]: boot kernel NAME and run the fixes'
+# ftracetest cases (or those named) from TREE; prints "CASE<TAB>ok|not ok"
+# lines, and "CASE<TAB>crashed" for the one a crash stopped.
 fixes_run() {
-	local name=$1 tree=$2 scratch
+	local name=$1 tree=$2 scratch tap
+	shift 2
 	# Seen by the guest check: scratch_cmd exports every UE_* variable
 	# shellcheck disable=SC2034
-	local UE_FTRACE_TREE=$tree UE_FTRACE_REF=fixes \
+	local UE_FTRACE_TREE=$tree UE_FTRACE_REF=fixes UE_FTRACE_CASES="$*" \
 		UE_GUEST_CHECKS=45-ftracetest RUNS_DIR=$FIX_DIR/runs \
 		BUILD_DIR=$FIX_DIR/build-$name BZIMAGE=$FIX_DIR/build-$name/arch/x86/boot/bzImage
 	scratch=$(scratch_new)
 	scratch_cmd "$scratch" run "$HARNESS_DIR/checks/guest-run"
-	VM_SILENCE=$UE_TEST_SILENCE vm_boot "$scratch" run "$(test_vm_timeout)" > /dev/null ||
+	tap=$scratch/checks/45-ftracetest.tap
+	if ! VM_SILENCE=$UE_TEST_SILENCE vm_boot "$scratch" run "$(test_vm_timeout)" > /dev/null; then
 		warn "fixes: the $name kernel's VM did not complete (run: $scratch)"
-	sed -n 's/^\(not ok\|ok\) [0-9]* ftracetest: \(.*\)$/\2\t\1/p' \
-		"$scratch/checks/45-ftracetest.tap" 2>/dev/null
+		tap=$tap.tmp
+		(($# == 1)) && printf '%s\tcrashed\n' "$1"
+	fi
+	sed -n 's/^\(not ok\|ok\) [0-9]* ftracetest: \(.*\)$/\2\t\1/p' "$tap" 2>/dev/null
 }
 
 cmd_fixes() {
-	local out=${1:-$FIX_DIR/series} tip ident=() c pass=0 fail=0 rows=()
+	local out=${1:-$FIX_DIR/series} tip ident=() c k r pass=0 fail=0 rows=() cases=()
 	local -A before=() after=()
 	once cmd_apply
 	tip=$(fixes_tip)
@@ -96,14 +101,20 @@ cmd_fixes() {
 	log "fixes: building the base and the base with the fixes (log: $FIX_LOG)"
 	fixes_kernel base base
 	fixes_kernel fixes "$tip"
-	while IFS=$'\t' read -r c r; do before[$c]=$r; done < <(fixes_run base "$FIX_DIR/src-fixes")
-	while IFS=$'\t' read -r c r; do after[$c]=$r; done < <(fixes_run fixes "$FIX_DIR/src-fixes")
+	mapfile -t cases < <(git -C "$FIX_DIR/src-fixes" diff --name-only --diff-filter=A \
+		base fixes -- 'tools/testing/selftests/ftrace/*.tc' |
+		sed 's|^tools/testing/selftests/ftrace/test.d/||')
+	# Without the fixes, a case may crash the kernel: one boot each
+	for c in "${cases[@]}"; do
+		while IFS=$'\t' read -r k r; do before[$k]=$r; done \
+			< <(fixes_run base "$FIX_DIR/src-fixes" "$c")
+	done
+	while IFS=$'\t' read -r k r; do after[$k]=$r; done < <(fixes_run fixes "$FIX_DIR/src-fixes")
 
 	echo
 	echo "=== The fixes' ftracetest cases, without and with the fixes ==="
-	for c in $(git -C "$FIX_DIR/src-fixes" diff --name-only --diff-filter=A base fixes -- \
-		'tools/testing/selftests/ftrace/*.tc' | sed 's|^tools/testing/selftests/ftrace/test.d/||'); do
-		if [[ ${before[$c]:-none} == "not ok" ]]; then
+	for c in "${cases[@]}"; do
+		if [[ ${before[$c]:-none} == "not ok" || ${before[$c]:-none} == crashed ]]; then
 			pass=$((pass + 1))
 		else
 			fail=$((fail + 1))

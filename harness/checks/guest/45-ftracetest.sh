@@ -15,6 +15,12 @@ ftracetest=$tree/tools/testing/selftests/ftrace/ftracetest
 # or UE_FTRACE_REF (harness/ue fixes: the fixes at its front)
 mapfile -t cases < <(git -C "$tree" diff --name-only --diff-filter=A \
 	base "${UE_FTRACE_REF:-series}" -- 'tools/testing/selftests/ftrace/*.tc' | sort)
+# UE_FTRACE_CASES: only these of them (names below test.d/)
+if [[ -n ${UE_FTRACE_CASES:-} ]]; then
+	read -ra want <<<"$UE_FTRACE_CASES"
+	mapfile -t cases < <(printf '%s\n' "${cases[@]}" |
+		grep -xF -f <(printf 'tools/testing/selftests/ftrace/test.d/%s\n' "${want[@]}"))
+fi
 if ((${#cases[@]} == 0)); then
 	echo "1..0 # SKIP no ftrace selftest case in the series"
 	exit 0
