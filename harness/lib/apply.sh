@@ -117,13 +117,16 @@ port_rules() {
 }
 
 # port_file PATH FILE: rewrite FILE, the content of tree path PATH, in
-# place for the current base.
+# place for the current base.  The rules are read once per apply.
+PORT_RULES=()
 port_file() {
-	local path=$1 file=$2 glob cmd
-	while IFS=$'\t' read -r glob cmd; do
+	local path=$1 file=$2 rule
+	((${#PORT_RULES[@]})) || mapfile -t PORT_RULES < <(port_rules; echo -)
+	for rule in "${PORT_RULES[@]}"; do
 		# shellcheck disable=SC2053 # the rule's path is a glob
-		[[ $path == $glob ]] && sed -i -E -e "$cmd" -- "$file"
-	done < <(port_rules)
+		[[ $rule != - && $path == ${rule%%$'\t'*} ]] &&
+			sed -i -E -e "${rule#*$'\t'}" -- "$file"
+	done
 	return 0
 }
 
