@@ -117,8 +117,8 @@ port_rules() {
 }
 
 # port_file PATH FILE: rewrite FILE, the content of tree path PATH, in
-# place for the current base.  The rules are read once per apply.
-PORT_RULES=()
+# place for the current base.  The rules are read once (into PORT_RULES,
+# which base_use empties).
 port_file() {
 	local path=$1 file=$2 rule
 	((${#PORT_RULES[@]})) || mapfile -t PORT_RULES < <(port_rules; echo -)

@@ -22,8 +22,6 @@
 #   s390x      big-endian: every selftest and sample
 #   i386       a 32-bit kernel: every selftest and sample, 32-bit
 
-ARCH_DIR=$UE_CACHE/arch
-ARCH_LOG=$LOG_DIR/arch.log
 # Besides DEPS_PACKAGES: the emulators, clang 16 (s390x), GNU binutils
 # for s390x, and the static C libraries of the guests.
 ARCH_PACKAGES=(qemu-system-arm qemu-system-misc clang-16 lld-16 llvm-16

@@ -11,7 +11,6 @@
 # Arguments after "--" go to the program (user_events_bench -h lists them).
 
 UE_BENCH_TIMEOUT=${UE_BENCH_TIMEOUT:-1800}   # seconds the bench VM may take
-BENCH_DIR=$UE_CACHE/bench
 
 # bench_host: one line describing the host and how busy it is.
 bench_host() {

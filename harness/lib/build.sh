@@ -2,7 +2,6 @@
 # harness/ue build: kernel image, UAPI headers, selftests and sample.
 # Everything is incremental; a full log is kept in $LOG_DIR/build.log.
 
-BUILD_LOG=$LOG_DIR/build.log
 KSFT_SRC=tools/testing/selftests
 
 # show_new_warnings LOGFILE OFFSET: compiler warnings logged after OFFSET.

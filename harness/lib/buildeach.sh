@@ -11,10 +11,10 @@
 #
 # The configuration is the test VM's (tinyconfig + harness/vm.config +
 # Kconfig.fragment + the selftests' config, without UE_FLAVOUR or
-# UE_EXTRA_CONFIG) plus CONFIG_COMPILE_TEST=y: before the last patch,
-# USER_EVENTS still "depends on BROKEN || COMPILE_TEST", and BROKEN cannot
-# be set, so COMPILE_TEST is the only way to compile the code of the
-# earlier patches.  It is made once, at the series' last commit, and given
+# UE_EXTRA_CONFIG) plus CONFIG_COMPILE_TEST=y: on 6.1, before the Kconfig
+# patch, USER_EVENTS still "depends on BROKEN || COMPILE_TEST", and BROKEN
+# cannot be set, so COMPILE_TEST is the only way to compile the code of
+# the earlier patches (6.12's USER_EVENTS has no such dependency).  It is made once, at the series' last commit, and given
 # to every commit through olddefconfig, so options that an earlier commit's
 # Kconfig does not know yet (SAMPLE_USER_EVENTS) come back when they appear.
 #
@@ -29,14 +29,6 @@
 # A commit fails when a step fails, USER_EVENTS (or SAMPLE_USER_EVENTS,
 # once its Kconfig entry exists) is not in its .config, the compiler
 # warns, or a selftest fails or the kernel log has a report.
-
-BE_DIR=$UE_CACHE/build-each
-BE_SRC=$BE_DIR/src                   # worktree, rebased commit by commit
-BE_OUT=$BE_DIR/build                 # kernel O= directory
-BE_CONFIG=$BE_DIR/series.config      # the .config made at the last commit
-BE_LOG=$LOG_DIR/build-each.log
-BE_LINES=$BE_DIR/results            # the result of each commit built
-BE_RESULT=$UE_CACHE/last-build-each-result
 
 # be_make_config: $BE_CONFIG for the series' last commit (checked out in
 # $BE_SRC), remade only when its inputs change.

@@ -17,40 +17,91 @@ UE_CACHE=${UE_CACHE:-${HOME:-/root}/.cache/user-events}
 # directory bases/BASE/ of the repository says how (bases/README).  Each
 # base other than the default has its own cache, a subdirectory of
 # $UE_CACHE, so that the trees, builds and results of the two never mix.
+# UE_BASE_CHOSEN: the command line (or the environment) named a base;
+# "harness/ue test" then tests that base alone (harness/lib/test.sh).
+UE_BASE_CHOSEN=${UE_BASE:+1}
 UE_BASE=${UE_BASE:-6.1}
-case $UE_BASE in
-# BASE_ABI: the layout of struct user_reg that the base's programs get
-# from <linux/user_events.h> without a macro, as they did from the base's
-# own header: 6.1's programs (and 5.18's) the status page, 6.12's the enable bit.
-6.1) BASE_DIR='' BASE_SELFTESTS='' BASE_ABI=status-page ;;
-6.12)
-	BASE_DIR=$REPO_DIR/bases/6.12
-	# The base's own user_events selftests (mainline's, for its enable
-	# bit ABI), which the series replaces: built as the base has them
-	# and run too, as programs written for that ABI
-	BASE_SELFTESTS=1
-	BASE_ABI=enable-bit
-	# (a harness/ue that this one runs inherits the subdirectory)
-	[[ $UE_CACHE == */base-6.12 ]] || UE_CACHE=$UE_CACHE/base-6.12 ;;
-*) printf 'ERROR: unknown base %s (6.1 or 6.12)\n' "$UE_BASE" >&2; exit 1 ;;
-esac
-export UE_BASE
-UE_CACHE=$(mkdir -p "$UE_CACHE" && cd "$UE_CACHE" && pwd -P)
+# The cache of the default base; a harness/ue started by another for a
+# base of its own inherits that base's subdirectory as UE_CACHE.
+UE_CACHE_ROOT=${UE_CACHE%/base-"$UE_BASE"}
 
-TREE=$UE_CACHE/linux                 # git repo: tag "base", branch "series"
-HDR_DIR=$UE_CACHE/headers            # make headers_install destination
-KSFT_DIR=$UE_CACHE/kselftest         # installed kselftests
-KSFT_BASE_DIR=$UE_CACHE/kselftest-base  # the base's own, if BASE_SELFTESTS
-SAMPLES_DIR=$UE_CACHE/samples        # sample programs built for the guest
-SERIES_OUT=$UE_CACHE/series          # default git format-patch output
-INITRAMFS=$UE_CACHE/initramfs.cpio.gz
-RUNS_DIR=$UE_CACHE/runs              # one scratch directory per VM run
-LOG_DIR=$UE_CACHE/logs
+# base_use BASE: make BASE the base tree the following steps work on: its
+# settings, $UE_CACHE (locked as the one before it, if that was) and every
+# path in it, and the current flavour's build directory there.  A command
+# works on one base; "harness/ue test" may switch between two.
+base_use() {
+	case $1 in
+	# BASE_ABI: the layout of struct user_reg that the base's programs get
+	# from <linux/user_events.h> without a macro, as they did from the
+	# base's own header: 6.1's programs (and 5.18's) the status page,
+	# 6.12's the enable bit.
+	6.1) BASE_DIR='' BASE_SELFTESTS='' BASE_ABI=status-page ;;
+	6.12)
+		BASE_DIR=$REPO_DIR/bases/6.12
+		# The base's own user_events selftests (mainline's, for its
+		# enable bit ABI), which the series replaces: built as the base
+		# has them and run too, as programs written for that ABI
+		BASE_SELFTESTS=1
+		BASE_ABI=enable-bit ;;
+	*) die "unknown base $1 (6.1 or 6.12)" ;;
+	esac
+	UE_BASE=$1
+	export UE_BASE
+	UE_CACHE=$UE_CACHE_ROOT${BASE_DIR:+/base-$UE_BASE}
+	UE_CACHE=$(mkdir -p "$UE_CACHE" && cd "$UE_CACHE" && pwd -P)
+	PORT_RULES=()                        # bases/BASE/port, read when needed
+	cache_paths
+	[[ -z ${_UE_LOCK_MODE:-} ]] || lock_cache "$_UE_LOCK_MODE"
+	flavour_use "${UE_FLAVOUR:-}"
+}
 
-# Debian's kernel source package of the base and its tarball.
-SRC_PKG=linux-source-$UE_BASE
-SRC_TARBALL=/usr/src/$SRC_PKG.tar.xz
-SRC_TOPDIR=$SRC_PKG                  # what the tarball unpacks to
+# base_prefix: what the names of the current base's checks start with:
+# nothing on 6.1, "BASE:" on another base.
+base_prefix() {
+	[[ -z $BASE_DIR ]] || printf '%s:\n' "$UE_BASE"
+}
+
+# cache_paths: the paths in $UE_CACHE, set for the current base.
+cache_paths() {
+	TREE=$UE_CACHE/linux                 # git repo: tag "base", branch "series"
+	HDR_DIR=$UE_CACHE/headers            # make headers_install destination
+	KSFT_DIR=$UE_CACHE/kselftest         # installed kselftests
+	KSFT_BASE_DIR=$UE_CACHE/kselftest-base  # the base's own, if BASE_SELFTESTS
+	SAMPLES_DIR=$UE_CACHE/samples        # sample programs built for the guest
+	SERIES_OUT=$UE_CACHE/series          # default git format-patch output
+	INITRAMFS=$UE_CACHE/initramfs.cpio.gz
+	RUNS_DIR=$UE_CACHE/runs              # one scratch directory per VM run
+	LOG_DIR=$UE_CACHE/logs
+	BUILD_LOG=$LOG_DIR/build.log         # harness/lib/build.sh
+	CONFIG_LOG=$LOG_DIR/config.log       # harness/lib/config.sh
+	# harness/lib/seriescheck.sh
+	CHECK_SERIES_DIR=$UE_CACHE/series-check  # the patch files checked
+	AM_DIR=$UE_CACHE/am                  # git worktree of $TREE: base + git am
+	DOCS_DIR=$UE_CACHE/docs              # O= of the htmldocs build
+	DOCS_LOG=$LOG_DIR/htmldocs.log       # output of the last htmldocs build
+	# harness/lib/buildeach.sh
+	BE_DIR=$UE_CACHE/build-each
+	BE_SRC=$BE_DIR/src                   # worktree, rebased commit by commit
+	BE_OUT=$BE_DIR/build                 # kernel O= directory
+	BE_CONFIG=$BE_DIR/series.config      # the .config made at the last commit
+	BE_LOG=$LOG_DIR/build-each.log
+	BE_LINES=$BE_DIR/results             # the result of each commit built
+	BE_RESULT=$UE_CACHE/last-build-each-result
+	ARCH_DIR=$UE_CACHE/arch              # harness/lib/arch.sh
+	ARCH_LOG=$LOG_DIR/arch.log
+	BENCH_DIR=$UE_CACHE/bench            # harness/lib/bench.sh
+	FIX_DIR=$UE_CACHE/fixes              # harness/lib/fixes.sh
+	FIX_LOG=$LOG_DIR/fixes.log
+	FIX_RESULT=$FIX_DIR/last-result.md
+	MATRIX_DIR=$UE_CACHE/matrix          # harness/lib/matrix.sh
+	MATRIX_LOG=$LOG_DIR/build-matrix.log
+	MUT_DIR=$UE_CACHE/mutants            # harness/lib/mutants.sh
+	MUT_SRC=$MUT_DIR/src                 # worktree of $TREE at the series
+	# Debian's kernel source package of the base and its tarball.
+	SRC_PKG=linux-source-$UE_BASE
+	SRC_TARBALL=/usr/src/$SRC_PKG.tar.xz
+	SRC_TOPDIR=$SRC_PKG                  # what the tarball unpacks to
+}
 
 KARCH=x86_64
 KMAKE_ARGS=()                        # make's toolchain arguments, if any
@@ -117,7 +168,6 @@ flavour_use() {
 	BUILD_DIR=$UE_CACHE/build${UE_FLAVOUR:+-$UE_FLAVOUR}
 	BZIMAGE=$BUILD_DIR/arch/x86/boot/bzImage
 }
-flavour_use "${UE_FLAVOUR:-}"
 
 # flavour_name: the current flavour's name ("plain" for the test kernel).
 flavour_name() { printf '%s\n' "${UE_FLAVOUR:-plain}"; }
@@ -145,7 +195,7 @@ fingerprint() {
 	done | sha256sum | cut -d' ' -f1
 }
 
-# once CMD ARGS: run a step at most once per harness invocation (the steps
+# once CMD ARGS: run a step at most once per harness invocation and base (the steps
 # call their prerequisites, so "test" would otherwise repeat them).  A
 # harness/ue started by another gets the steps its parent did already in
 # UE_ONCE_DONE (once_export), so that it does not redo them either.
@@ -155,8 +205,9 @@ for _step in ${UE_ONCE_DONE:-}; do
 done
 unset _step
 once() {
-	[[ -v _UE_DONE[$1] ]] && return 0
-	_UE_DONE[$1]=1
+	local key=$1@$UE_BASE                # each base has its own steps
+	[[ -v _UE_DONE[$key] ]] && return 0
+	_UE_DONE[$key]=1
 	"$@"
 }
 
@@ -215,16 +266,25 @@ phase_table() {
 # lock_cache exclusive|shared: serialise harness/ue processes sharing one
 # $UE_CACHE.  Steps that change the tree or the build take the lock
 # exclusively; VM runs take it shared, so nothing is rebuilt under a
-# running VM.  Taking it again converts the lock held.
+# running VM.  Taking it again converts the locks held, of every base's
+# cache this process has used (base_use locks the next one alike).
+declare -A _UE_LOCK_FDS=()
+_UE_LOCK_MODE=
 lock_cache() {
-	local flag=-x
+	local flag=-x cache fd
 	[[ -z ${UE_LOCK_HELD:-} ]] || return 0   # our parent holds it for us
 	[[ $1 == shared ]] && flag=-s
-	[[ -n ${_UE_LOCK_FD:-} ]] || exec {_UE_LOCK_FD}>>"$UE_CACHE/.lock"
-	if ! flock -n "$flag" "$_UE_LOCK_FD"; then
-		log "waiting for another harness/ue using $UE_CACHE ($1 lock)"
-		flock "$flag" "$_UE_LOCK_FD"
+	_UE_LOCK_MODE=$1
+	if [[ ! -v _UE_LOCK_FDS[$UE_CACHE] ]]; then
+		exec {fd}>>"$UE_CACHE/.lock"
+		_UE_LOCK_FDS[$UE_CACHE]=$fd
 	fi
+	for cache in "${!_UE_LOCK_FDS[@]}"; do
+		fd=${_UE_LOCK_FDS[$cache]}
+		flock -n "$flag" "$fd" && continue
+		log "waiting for another harness/ue using $cache ($1 lock)"
+		flock "$flag" "$fd"
+	done
 }
 
 # tgit ARGS: git inside the kernel tree repository.
@@ -263,6 +323,9 @@ run_logged() {
 	fi
 	return "$rc"
 }
+
+# The base of the command line, or the default.
+base_use "$UE_BASE"
 
 # need_tree: make sure the base tree exists.
 need_tree() {

@@ -14,7 +14,6 @@
 # then olddefconfig.  merge_config silently drops options whose dependencies
 # are unmet, so every option of every fragment is checked in the result.
 
-CONFIG_LOG=$LOG_DIR/config.log
 KSFT_CONFIG=tools/testing/selftests/user_events/config
 # The test VM's own fragments, and the fragment of another architecture's
 # kernel (empty here: harness/lib/arch.sh sets both for its kernels)

@@ -83,7 +83,7 @@ coverage_choose() {
 			}' > "$added"
 	# What each case took in the debug kernel, from the runs of it kept
 	for d in "$RUNS_DIR"/*/; do
-		[[ -f $d/vm-name && $(<"$d/vm-name") == debug* && -f $d/checks/50-kselftest.cases ]] &&
+		[[ -f $d/vm-name && $(<"$d/vm-name") == *debug* && -f $d/checks/50-kselftest.cases ]] &&
 			times+=("$d/checks/50-kselftest.cases")
 	done
 	python3 "$HARNESS_DIR/lib/coverage.py" --build "$BUILD_DIR" --tree "$TREE" \

@@ -17,10 +17,6 @@
 # own there) in the first and pass in the second.  Ends with "N passed, N failed", one count per case and
 # kernel.  Slow (two kernel builds); not part of test.
 
-FIX_DIR=$UE_CACHE/fixes
-FIX_LOG=$LOG_DIR/fixes.log
-FIX_RESULT=$FIX_DIR/last-result.md
-
 # fixes_tip: the last commit of the series that the fixes at its front end
 # with; dies when there is none.
 fixes_tip() {

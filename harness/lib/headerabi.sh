@@ -26,11 +26,11 @@ header_compile() {
 	shift 3
 	if out=$(gcc -Wall -Werror -O2 "$@" -isystem "$HDR_DIR/include" \
 		-o "$HEADER_TMP/prog" "$src" 2>&1); then
-		record "$check" 1 0 0
+		record "$(base_prefix)$check" 1 0 0
 	else
-		printf '  FAIL %s: %s, %s\n' "$check" "$(basename "$src")" "$what"
+		printf '  FAIL %s%s: %s, %s\n' "$(base_prefix)" "$check" "$(basename "$src")" "$what"
 		printf '%s\n' "$out" | sed 's/^/       | /'
-		record "$check" 0 1 0
+		record "$(base_prefix)$check" 0 1 0
 	fi
 }
 
@@ -38,8 +38,8 @@ header_compile() {
 check_headers() {
 	local src compat
 	if [[ ! -f $HDR_DIR/include/linux/user_events.h ]]; then
-		printf '  FAIL header-abi: no installed header in %s\n' "$HDR_DIR/include"
-		record header-abi 0 1 0
+		printf '  FAIL %sheader-abi: no installed header in %s\n' "$(base_prefix)" "$HDR_DIR/include"
+		record "$(base_prefix)header-abi" 0 1 0
 		return
 	fi
 	HEADER_TMP=$(mktemp -d)

@@ -9,8 +9,6 @@
 # builds compiles without an error, and without a warning in a file the
 # series adds or in a line it changes.  Ends with "N passed, N failed".
 
-MATRIX_DIR=$UE_CACHE/matrix
-MATRIX_LOG=$LOG_DIR/build-matrix.log
 # Debian's configuration of its amd64 kernel (package linux-config-6.1)
 MATRIX_DEBIAN_CONFIG=/usr/src/linux-config-6.1/config.amd64_none_amd64.xz
 # Besides DEPS_PACKAGES: Debian's configurations, and the cross

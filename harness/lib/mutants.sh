@@ -36,8 +36,6 @@
 # lines (the baseline runs all of those); anything else is a list of
 # programs to run for all.
 
-MUT_DIR=$UE_CACHE/mutants
-MUT_SRC=$MUT_DIR/src                 # worktree of $TREE at the series
 MUT_OUT=$MUT_DIR/build${UE_FLAVOUR:+-$UE_FLAVOUR}   # kernel O= directory
 MUT_LOG=$LOG_DIR/mutants${UE_FLAVOUR:+-$UE_FLAVOUR}.log
 MUT_RESULT=$MUT_DIR/last-result${UE_FLAVOUR:+-$UE_FLAVOUR}.md

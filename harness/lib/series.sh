@@ -17,8 +17,6 @@
 # series (one block per kernel flavour tested, see test_result_save), and
 # a line @BUILD_EACH@ the result of "harness/ue build-each" for it.
 
-# (the base's own, bases/BASE/series/cover-letter.txt, if it has one)
-COVER_TEMPLATE=$(base_file "$HARNESS_DIR/series/cover-letter.txt")
 # test_result_file [FLAVOUR]: where "harness/ue test" records its result.
 test_result_file() {
 	printf '%s/last-test-result%s\n' "$UE_CACHE" "${1:+-$1}"
@@ -28,12 +26,14 @@ test_result_file() {
 
 # test_result_save SECONDS WITH_UNPREFIXED: record the counts of this
 # "harness/ue test" run (CHECK_* of harness/lib/test.sh) for the current
-# flavour, with what they were measured on: the checks named "FLAVOUR:..."
-# (without the prefix; all of them for the plain kernel, whose checks have
-# none), and the unprefixed ones (the patch files' checks) if
-# WITH_UNPREFIXED is 1.
+# base and flavour, with what they were measured on.  Of the checks of
+# the base (named "BASE:...", but on 6.1), without that prefix: those
+# named "FLAVOUR:..." (without the prefix; all of them for the plain
+# kernel, whose checks have none), and the unprefixed ones (the patch
+# files' checks) if WITH_UNPREFIXED is 1.
 test_result_save() {
-	local file tmp name shown p f s tp=0 tf=0 ts=0 prefix=${UE_FLAVOUR:+$UE_FLAVOUR:}
+	local file tmp name shown p f s tp=0 tf=0 ts=0 prefix=${UE_FLAVOUR:+$UE_FLAVOUR:} base
+	base=$(base_prefix)
 	file=$(test_result_file "$UE_FLAVOUR")
 	tmp=$(mktemp "$file.XXXXXX")
 	{
@@ -44,6 +44,12 @@ test_result_save() {
 		printf 'Duration: %ss\n' "$1"
 		echo
 		for name in "${CHECK_ORDER[@]}"; do
+			# Another base's check
+			if [[ -n $base && $name != "$base"* ]] ||
+				[[ -z $base && $name =~ ^[0-9][0-9.]*: ]]; then
+				continue
+			fi
+			name=${name#"$base"}
 			if [[ -n $prefix && $name == "$prefix"* ]]; then
 				shown=${name#"$prefix"}
 			elif [[ $name != *:* && $2 == 1 ]]; then
@@ -51,7 +57,7 @@ test_result_save() {
 			else
 				continue
 			fi
-			p=${CHECK_PASS[$name]} f=${CHECK_FAIL[$name]} s=${CHECK_SKIP[$name]}
+			p=${CHECK_PASS[$base$name]} f=${CHECK_FAIL[$base$name]} s=${CHECK_SKIP[$base$name]}
 			printf '  %-12s pass %3d  fail %3d  skip %3d\n' "$shown" "$p" "$f" "$s"
 			tp=$((tp + p)) tf=$((tf + f)) ts=$((ts + s))
 		done
@@ -108,25 +114,36 @@ build_each_text() {
 	fi
 	printf 'Each patch built on its own (harness/ue build-each, %s), with\n' \
 		"$(test_result_field "$BE_RESULT" Date | cut -d' ' -f1)"
-	printf 'the test configuration plus COMPILE_TEST, which USER_EVENTS needs\n'
-	printf 'until the last patch; the sample and the selftests are built from\n'
+	# On a base whose USER_EVENTS depends on BROKEN (6.1), until the
+	# Kconfig patch only COMPILE_TEST lets it be built.
+	if tgit show base:kernel/trace/Kconfig | grep -A8 '^config USER_EVENTS' |
+		grep -q 'depends on BROKEN'; then
+		printf 'the test configuration plus COMPILE_TEST, which USER_EVENTS needs\n'
+		printf 'until the Kconfig patch; the sample and the selftests are built from\n'
+	else
+		printf 'the test configuration plus COMPILE_TEST; the sample and the\n'
+		printf 'selftests are built from\n'
+	fi
 	printf 'the first patch that changes them on:\n\n'
 	sed '1,/^$/d' "$BE_RESULT"
 }
 
 # --- Cover letter ---------------------------------------------------------------
 
-# cover_fill LETTER: put the template's subject and text into LETTER.
+# cover_fill LETTER: put the template's subject and text into LETTER.  The
+# template is COVER_TEMPLATE if set, else harness/series/cover-letter.txt
+# (the base's own, bases/BASE/series/cover-letter.txt, if it has one).
 cover_fill() {
-	local letter=$1 subject blurb results each
-	subject=$(sed -n '/^$/q; s/^Subject:[[:space:]]*//p' "$COVER_TEMPLATE")
-	[[ -n $subject ]] || die "$COVER_TEMPLATE: no Subject: line"
+	local letter=$1 subject blurb results each template=${COVER_TEMPLATE:-}
+	[[ -n $template ]] || template=$(base_file "$HARNESS_DIR/series/cover-letter.txt")
+	subject=$(sed -n '/^$/q; s/^Subject:[[:space:]]*//p' "$template")
+	[[ -n $subject ]] || die "$template: no Subject: line"
 	blurb=$(mktemp) results=$(mktemp) each=$(mktemp)
 	test_results_text > "$results"
 	build_each_text > "$each"
 	# A placeholder line whose text is empty goes, with the blank line
 	# before it.
-	sed '1,/^$/d; s/@BASE@/Debian'"'"'s '"$SRC_PKG $(tree_version)"'/g' "$COVER_TEMPLATE" |
+	sed '1,/^$/d; s/@BASE@/Debian'"'"'s '"$SRC_PKG $(tree_version)"'/g' "$template" |
 		awk -v resultsfile="$results" -v eachfile="$each" '
 			function flush() { if (held) print ""; held = 0 }
 			function insert(file,   l, n) {

@@ -8,11 +8,6 @@
 # Both run in "harness/ue test" and "harness/ue check-series"; each records
 # one pass or one failure (record, harness/lib/test.sh).
 
-CHECK_SERIES_DIR=$UE_CACHE/series-check  # the patch files checked
-AM_DIR=$UE_CACHE/am                  # git worktree of $TREE: base + git am
-DOCS_DIR=$UE_CACHE/docs              # O= of the htmldocs build
-DOCS_LOG=$LOG_DIR/htmldocs.log       # output of the last htmldocs build
-
 # --- Worktrees ---------------------------------------------------------------
 
 # worktree_at DIR COMMIT: make DIR a clean worktree of $TREE, detached at
@@ -62,27 +57,27 @@ check_git_am() {
 	t0=$(now)
 	mapfile -t patches < <(series_patch_files "$dir")
 	if ((${#patches[@]} == 0)); then
-		printf '  FAIL git-am: no patch files in %s\n' "$dir"
-		record git-am 0 1 0
+		printf '  FAIL %sgit-am: no patch files in %s\n' "$(base_prefix)" "$dir"
+		record "$(base_prefix)git-am" 0 1 0
 		return
 	fi
 	worktree_at "$AM_DIR" base
 	if ! out=$(git -C "$AM_DIR" am -q --no-3way --whitespace=error-all "${patches[@]}" 2>&1); then
-		printf '  FAIL git-am: the series does not apply to base with git am\n'
+		printf '  FAIL %sgit-am: the series does not apply to base with git am\n' "$(base_prefix)"
 		printf '%s\n' "$out" | tail -n 30 | sed 's/^/       | /'
-		record git-am 0 1 0
+		record "$(base_prefix)git-am" 0 1 0
 		return
 	fi
 	want=$(tgit log --reverse --format='%T %s' base..series)
 	got=$(git -C "$AM_DIR" log --reverse --format='%T %s' base..HEAD)
 	if [[ $want != "$got" ]]; then
-		printf '  FAIL git-am: the applied commits differ from branch series (tree, subject):\n'
+		printf '  FAIL %sgit-am: the applied commits differ from branch series (tree, subject):\n' "$(base_prefix)"
 		diff <(printf '%s\n' "$want") <(printf '%s\n' "$got") | sed 's/^/       | /'
-		record git-am 0 1 0
+		record "$(base_prefix)git-am" 0 1 0
 		return
 	fi
 	log "git-am: ${#patches[@]} patches apply to base, trees equal series ($(($(now) - t0))s)"
-	record git-am 1 0 0
+	record "$(base_prefix)git-am" 1 0 0
 }
 
 # --- htmldocs ------------------------------------------------------------------
@@ -106,7 +101,7 @@ check_htmldocs() {
 	dirs=$(docs_sphinxdirs)
 	if [[ -z $dirs ]]; then
 		log "htmldocs: the series changes no Documentation/*/ page, nothing to build"
-		record htmldocs 0 0 1
+		record "$(base_prefix)htmldocs" 0 0 1
 		return
 	fi
 	# The git am check leaves the series there; otherwise check it out.
@@ -139,19 +134,19 @@ check_htmldocs() {
 			bad+=${bad:+$'\n'}"no HTML page was written for Documentation/$p"
 	done
 	if ((rc)); then
-		printf '  FAIL htmldocs: make htmldocs failed (status %d), see %s\n' "$rc" "$DOCS_LOG"
+		printf '  FAIL %shtmldocs: make htmldocs failed (status %d), see %s\n' "$(base_prefix)" "$rc" "$DOCS_LOG"
 		tail -n 20 "$DOCS_LOG" | sed 's/^/       | /'
-		record htmldocs 0 1 0
+		record "$(base_prefix)htmldocs" 0 1 0
 		return
 	fi
 	if [[ -n $bad ]]; then
-		printf '  FAIL htmldocs: warnings about the series'"'"' files (full log: %s)\n' "$DOCS_LOG"
+		printf '  FAIL %shtmldocs: warnings about the series'"'"' files (full log: %s)\n' "$(base_prefix)" "$DOCS_LOG"
 		printf '%s\n' "$bad" | sed "s|$AM_DIR/||; s/^/       | /"
-		record htmldocs 0 1 0
+		record "$(base_prefix)htmldocs" 0 1 0
 		return
 	fi
 	log "htmldocs: no warning about the series' files (${others:-0} about others), $(($(now) - t0))s; HTML in $DOCS_DIR/Documentation/output"
-	record htmldocs 1 0 0
+	record "$(base_prefix)htmldocs" 1 0 0
 }
 
 # --- harness/ue check-series ---------------------------------------------------

@@ -9,8 +9,17 @@
 # the total of all; the exit status is 0 only when nothing failed and at
 # least one test passed.
 
-# The flavours "test" builds and boots, in this order (--flavour overrides).
-UE_FLAVOURS=${UE_FLAVOURS:-${UE_FLAVOUR:-plain debug}}
+# The kernels "test" builds and boots, in this order (--flavour overrides):
+# FLAVOUR on the base of the command line, FLAVOUR@BASE on BASE.  When no
+# base is named (--base, UE_BASE), each base gets one of the two flavours,
+# the plain kernel 6.1 and the debug kernel 6.12, in about the time of
+# one base's two (README.md, "What runs where"); when one is, both
+# flavours run on it.
+if [[ -n $UE_BASE_CHOSEN ]]; then
+	UE_FLAVOURS=${UE_FLAVOURS:-${UE_FLAVOUR:-plain debug}}
+else
+	UE_FLAVOURS=${UE_FLAVOURS:-${UE_FLAVOUR:-plain debug@6.12}}
+fi
 
 # The bounds of a test VM only catch hangs, on any machine of this kind
 # and slower: none is sized on a run's time (RESULTS.md, "The test
@@ -200,16 +209,16 @@ check_checkpatch() {
 		# Debian's python3 first: scripts/spdxcheck.py needs its ply and git.
 		if out=$(cd "$TREE" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict --color=never \
 			"${ignore[@]}" "$patch" 2>&1); then
-			record checkpatch 1 0 0
+			record "$(base_prefix)checkpatch" 1 0 0
 		else
-			printf '  FAIL checkpatch: %s\n' "$(basename "$patch")"
+			printf '  FAIL %scheckpatch: %s\n' "$(base_prefix)" "$(basename "$patch")"
 			printf '%s\n' "$out" | sed 's/^/       | /'
-			record checkpatch 0 1 0
+			record "$(base_prefix)checkpatch" 0 1 0
 		fi
 	done
 	# No patch at all is a failure.  (Counted here: in the background,
 	# record writes to RECORD_TO, not to CHECK_PASS.)
-	((n)) || record checkpatch 0 1 0
+	((n)) || record "$(base_prefix)checkpatch" 0 1 0
 }
 
 # --- Compiler and sparse warnings ---------------------------------------------
@@ -225,11 +234,11 @@ check_warnings() {
 	for obj in "${WARN_CHECK_OBJS[@]}"; do
 		if out=$(kmake -s W=1 "$obj.s" 2>&1 && kmake -s C=2 "$obj.o" 2>&1) &&
 			! grep -q -E 'warning:|error:' <<<"$out"; then
-			record warnings 1 0 0
+			record "$(base_prefix)warnings" 1 0 0
 		else
-			printf '  FAIL warnings: %s.c (W=1, sparse)\n' "$obj"
+			printf '  FAIL %swarnings: %s.c (W=1, sparse)\n' "$(base_prefix)" "$obj"
 			printf '%s\n' "$out" | sed 's/^/       | /'
-			record warnings 0 1 0
+			record "$(base_prefix)warnings" 0 1 0
 		fi
 	done
 }
@@ -252,9 +261,41 @@ test_summary() {
 	((tf == 0 && tp > 0))
 }
 
-# check_prefix: what the current flavour's check names start with.
+# check_prefix: what the check names of the current base and flavour start
+# with: "BASE:" on a base other than 6.1, then "FLAVOUR:" for a flavour
+# other than plain.
 check_prefix() {
-	[[ -z $UE_FLAVOUR ]] || printf '%s:\n' "$UE_FLAVOUR"
+	printf '%s%s\n' "$(base_prefix)" "${UE_FLAVOUR:+$UE_FLAVOUR:}"
+}
+
+# base_suffix: " BASE" on a base other than 6.1, for phase names.
+base_suffix() {
+	local b
+	b=$(base_prefix)
+	printf '%s\n' "${b:+ ${b%:}}"
+}
+
+# kernel_use KERNEL: make KERNEL of the test's list the kernel the
+# following steps work on: a flavour of the base the command line named
+# (TEST_BASE), or FLAVOUR@BASE.
+kernel_use() {
+	local base=$TEST_BASE
+	[[ $1 != *@* ]] || base=${1#*@}
+	[[ $base == "$UE_BASE" ]] || base_use "$base"
+	flavour_use "${1%@*}"
+}
+
+# kernel_name: the current kernel as kernel_use takes it, FLAVOUR@BASE.
+kernel_name() { printf '%s@%s\n' "$(flavour_name)" "$UE_BASE"; }
+
+# vm_name: what names the current kernel's VMs (and its phases): the check
+# prefix without the last colon ("plain" for the plain kernel of 6.1).
+vm_name() {
+	local name
+	name=$(check_prefix)
+	name=${name%:}
+	[[ -z $UE_FLAVOUR ]] && name+=${name:+:}plain
+	printf '%s\n' "$name"
 }
 
 # test_build [--nice] [--kernel-only]: build the current flavour (only its
@@ -352,9 +393,9 @@ test_vm_lanes() {
 }
 
 # Each VM of the current test: its scratch directory, in start order, and
-# its flavour.
+# its kernel (kernel_name).
 declare -a TEST_VMS=() TEST_VM_PIDS=()
-declare -A TEST_VM_FLAVOUR=()
+declare -A TEST_VM_KERNEL=()
 
 # lane_runs_check SCRIPT LANE: does the guest check SCRIPT run in VM LANE
 # of the current flavour and base (guest-run's rules)?
@@ -379,7 +420,7 @@ test_vms_start() {
 	# Seen by the guest (scratch_cmd passes every UE_ variable).
 	local UE_KSELFTEST_TIMEOUT=${UE_KSELFTEST_TIMEOUT:-${FLAVOUR_KSELFTEST_TIMEOUT[$(flavour_name)]:-}}
 	local UE_LANES UE_LANE VM_SHARED=
-	flavour=$(flavour_name) lanes=$(test_vm_lanes) timeout=$(test_vm_timeout)
+	flavour=$(vm_name) lanes=$(test_vm_lanes) timeout=$(test_vm_timeout)
 	UE_LANES=$lanes
 	need_kernel
 	initramfs_build             # once, before the VMs look at it
@@ -404,7 +445,7 @@ test_vms_start() {
 		) 2>&1 | sed -u "s/^/[$name] /" &
 		TEST_VM_PIDS+=("$!")
 		TEST_VMS+=("$scratch")
-		TEST_VM_FLAVOUR[$scratch]=$flavour
+		TEST_VM_KERNEL[$scratch]=$(kernel_name)
 	done
 }
 
@@ -418,13 +459,13 @@ test_vms_quiet() {
 }
 
 # test_vms_wait: wait for the VMs started, count the results of each
-# (the current flavour stays).
+# (the current kernel stays).
 test_vms_wait() {
-	local scratch rc t0 t1 name flavour
-	flavour=$(flavour_name)
+	local scratch rc t0 t1 name kernel
+	kernel=$(kernel_name)
 	wait "${TEST_VM_PIDS[@]}" || true
 	for scratch in "${TEST_VMS[@]}"; do
-		flavour_use "${TEST_VM_FLAVOUR[$scratch]}"
+		kernel_use "${TEST_VM_KERNEL[$scratch]}"
 		name=$(<"$scratch/vm-name")
 		rc=125 t0=$(now) t1=$t0
 		[[ ! -f $scratch/vm-result ]] || read -r rc t0 t1 < "$scratch/vm-result"
@@ -433,7 +474,7 @@ test_vms_wait() {
 	done
 	TEST_VMS=() TEST_VM_PIDS=()
 	test_kselftest_empty_check
-	flavour_use "$flavour"
+	kernel_use "$kernel"
 }
 
 # test_vm_count SCRATCH STATUS: count the results of the test VM that ran
@@ -564,37 +605,55 @@ test_phase_report() {
 	sed 's/^/  /' "$file"
 }
 
-# test_bg_checks_start: the checks of the patch files (git am, htmldocs,
-# checkpatch: one CPU, a minute or two), in the background beside the
-# first build, at a lower priority than the build.
+# test_bg_checks_start: the checks of the current base's patch files (git
+# am, htmldocs, checkpatch: one CPU, a minute or two), in the background
+# beside the next build, at a lower priority than the build.
+declare -a BG_CHECKS_DIRS=()
 test_bg_checks_start() {
-	BG_CHECKS_DIR=$(mktemp -d)
+	local dir
+	dir=$(mktemp -d)
+	BG_CHECKS_DIRS+=("$dir")
+	printf '%s\n' "$(base_prefix)" > "$dir/prefix"
 	(
 		trap - INT TERM
 		renice -n 10 -p "$BASHPID" > /dev/null 2>&1 || true
 		t0=$(now)
-		RECORD_TO=$BG_CHECKS_DIR/records check_patch_files > "$BG_CHECKS_DIR/output" 2>&1 || true
-		printf '%s %s\n' "$t0" "$(now)" > "$BG_CHECKS_DIR/time"
+		RECORD_TO=$dir/records check_patch_files > "$dir/output" 2>&1 || true
+		printf '%s %s\n' "$t0" "$(now)" > "$dir/time"
 	) &
-	BG_CHECKS_PID=$!
+	printf '%s\n' "$!" > "$dir/pid"
 }
 
-# test_bg_checks_wait: wait for them, show their output, count them
-# (once: later calls do nothing).
+# test_bg_checks_wait: wait for the checks started, show their output,
+# count them.
 test_bg_checks_wait() {
-	local t0 t1
-	[[ -n ${BG_CHECKS_PID:-} ]] || return 0
-	wait "$BG_CHECKS_PID" || true
-	BG_CHECKS_PID=
-	echo
-	echo "=== Checks of the patch files ==="
-	cat "$BG_CHECKS_DIR/output"
-	record_replay "$BG_CHECKS_DIR/records"
-	if [[ -f $BG_CHECKS_DIR/time ]]; then
-		read -r t0 t1 < "$BG_CHECKS_DIR/time"
-		phase_add "patch files: git am, htmldocs, checkpatch" "$t0" "$t1"
-	fi
-	rm -rf "$BG_CHECKS_DIR"
+	local dir t0 t1 prefix
+	for dir in "${BG_CHECKS_DIRS[@]}"; do
+		wait "$(<"$dir/pid")" || true
+		prefix=$(<"$dir/prefix")
+		echo
+		echo "=== Checks of the ${prefix:+${prefix%:} }patch files ==="
+		cat "$dir/output"
+		record_replay "$dir/records"
+		if [[ -f $dir/time ]]; then
+			read -r t0 t1 < "$dir/time"
+			phase_add "${prefix:+${prefix%:} }patch files: git am, htmldocs, checkpatch" "$t0" "$t1"
+		fi
+		rm -rf "$dir"
+	done
+	BG_CHECKS_DIRS=()
+}
+
+# test_base_prepare: the current base's packages, tree and series, then the
+# checks of its patch files started in the background.
+test_base_prepare() {
+	local b
+	b=$(base_suffix)
+	phase "packages$b" once cmd_deps
+	phase "tree$b" once cmd_tree
+	phase "series$b" once cmd_apply
+	once_export
+	test_bg_checks_start
 }
 
 # test_abort: Ctrl-C or TERM: take the background VMs and checks down.
@@ -607,96 +666,106 @@ test_abort() {
 }
 
 # cmd_test: the steps overlap where they can on two cores:
-#   packages, tree, series
-#   build of the first flavour        | checks of the patch files
-#   its VMs, but for their timing     | build of the next flavour, niced
-#      programs (wait_test)           | (and the host checks, seconds)
+#   packages, tree, series (of the first kernel's base)
+#   build of the first kernel         | checks of its base's patch files
+#   its VMs, but for their timing     | (the next kernel's base's packages,
+#      programs (wait_test)           | tree, series and patch files, if
+#                                     | another) build of the next kernel,
+#                                     | niced (and the host checks, seconds)
 #   those programs, alone             |
-#   the VMs of the next flavour ...
-# and end with the phase times and the summary.  A flavour's VMs keep a
+#   the VMs of the next kernel ...
+# and end with the phase times and the summary.  A kernel's VMs keep a
 # host core idle most of the time: the next build takes it.  Their timing
 # cases want the host's CPUs to themselves (a build beside them, even at
 # nice 19, made wait.big_forks fail): they wait for the build and the
 # checks of the patch files to be done (test_vms_quiet).
 cmd_test() {
-	local f i built first=1 host flavours=() userland=0 args=()
+	local k i built kernels=() bases=() args=()
+	local -A prepared=() userland=() host=()
 	while (($#)); do
 		case $1 in
-		--flavour) (($# > 1)) || die "test: --flavour needs a name"; flavours+=("$2"); shift 2 ;;
-		--flavour=*) flavours+=("${1#*=}"); shift ;;
+		--flavour) (($# > 1)) || die "test: --flavour needs a name"; kernels+=("$2"); shift 2 ;;
+		--flavour=*) kernels+=("${1#*=}"); shift ;;
 		# Another architecture: a run of its own (harness/lib/arch.sh)
 		--arch) (($# > 1)) || die "test: --arch needs a name"; cmd_test_arch "$2"; return ;;
 		--arch=*) cmd_test_arch "${1#*=}"; return ;;
 		*) die "test: unknown argument '$1' (see harness/ue help)" ;;
 		esac
 	done
-	((${#flavours[@]})) || flavours=("$UE_FLAVOURS")
+	((${#kernels[@]})) || kernels=("$UE_FLAVOURS")
 	# Names may be separated by spaces or commas.
-	read -ra flavours <<<"$(printf '%s ' "${flavours[@]}" | tr ',' ' ')"
-	((${#flavours[@]})) || die "test: no kernel flavour to test"
-	for f in "${flavours[@]}"; do
-		flavour_use "$f"            # dies on an unknown flavour
+	read -ra kernels <<<"$(printf '%s ' "${kernels[@]}" | tr ',' ' ')"
+	((${#kernels[@]})) || die "test: no kernel flavour to test"
+	TEST_BASE=$UE_BASE
+	for ((i = 0; i < ${#kernels[@]}; i++)); do
+		kernel_use "${kernels[i]}"  # dies on an unknown flavour or base
+		kernels[i]=$(kernel_name)
+		[[ " ${bases[*]} " == *" $UE_BASE "* ]] || bases+=("$UE_BASE")
+		# Each base's patch files' checks go with its plain kernel's
+		# results, or with its first kernel's when its plain kernel is
+		# not tested.
+		[[ -v host[$UE_BASE] && -n $UE_FLAVOUR ]] || host[$UE_BASE]=${kernels[i]}
 	done
 	trap test_abort INT TERM
-	phase packages once cmd_deps
-	phase tree once cmd_tree
-	phase series once cmd_apply
-	once_export
-	test_bg_checks_start
-	for ((i = 0; i < ${#flavours[@]}; i++)); do
-		f=${flavours[i]}
-		flavour_use "$f"
+	for ((i = 0; i < ${#kernels[@]}; i++)); do
+		kernel_use "${kernels[i]}"
+		if [[ ! -v prepared[$UE_BASE] ]]; then
+			test_base_prepare
+			prepared[$UE_BASE]=1
+		fi
 		args=()
-		((userland == 0)) || args+=(--kernel-only)
+		# The headers, selftests and samples are the same for every
+		# flavour of a base.
+		[[ ! -v userland[$UE_BASE] ]] || args+=(--kernel-only)
 		if ((${#TEST_VMS[@]})); then
-			# Beside the previous flavour's VMs, below them
+			# Beside the previous kernel's VMs, below them
 			built=1
-			phase "build $(flavour_name) (beside the VMs)" \
+			phase "build $(vm_name) (beside the VMs)" \
 				test_build --nice "${args[@]}" || built=0
 			test_bg_checks_wait
 			test_vms_quiet
 			phase "waiting for the VMs" test_vms_wait
 			((built)) || continue
 		else
-			phase "build $(flavour_name)" test_build "${args[@]}" || continue
+			phase "build $(vm_name)" test_build "${args[@]}" || continue
 		fi
-		userland=1
-		if ((i + 1 < ${#flavours[@]})); then
+		if ((i + 1 < ${#kernels[@]})); then
 			test_vms_start --hold
 		else
 			test_vms_start
 		fi
 		# Compiler and sparse warnings and the installed UAPI header
-		# (harness/lib/headerabi.sh), once: with the first kernel built.
-		if ((first)); then
-			phase "host checks: warnings, headers" check_host
-			first=0
+		# (harness/lib/headerabi.sh), once per base: with its first
+		# kernel built.
+		if [[ ! -v userland[$UE_BASE] ]]; then
+			phase "host checks$(base_suffix): warnings, headers" check_host
+			userland[$UE_BASE]=1
 		fi
 	done
 	# Built: others may boot, not rebuild, while the last VMs run.
 	lock_cache shared
 	((${#TEST_VMS[@]} == 0)) || test_vms_wait
 	test_bg_checks_wait
-	# Recorded for the cover letter, which is rewritten with it.  The
-	# checks of the patch files go with the plain kernel's results, or
-	# with the first flavour's when the plain kernel was not tested.
-	host=${flavours[0]}
-	[[ " ${flavours[*]} " != *" plain "* ]] || host=plain
-	for f in "${flavours[@]}"; do
-		flavour_use "$f"
-		test_result_save "$(($(now) - PHASE_T0))" "$([[ $f == "$host" ]] && echo 1 || echo 0)"
+	# Recorded for each base's cover letter, which is rewritten with it.
+	for k in "${kernels[@]}"; do
+		kernel_use "$k"
+		test_result_save "$(($(now) - PHASE_T0))" "$([[ $k == "${host[$UE_BASE]}" ]] && echo 1 || echo 0)"
 	done
-	if [[ -n $(sender_ident) ]]; then
-		cmd_series "$SERIES_OUT"
-	else
-		warn "test: no git identity to sign the series off with: $SERIES_OUT not rewritten ('harness/ue series' writes it with these results)"
-	fi
+	for k in "${bases[@]}"; do
+		base_use "$k"
+		if [[ -n $(sender_ident) ]]; then
+			cmd_series "$SERIES_OUT"
+		else
+			warn "test: no git identity to sign the series off with: $SERIES_OUT not rewritten ('harness/ue series' writes it with these results)"
+		fi
+	done
+	base_use "$TEST_BASE"
 	log "test: done in $(($(now) - PHASE_T0))s"
 	test_phase_report
 	test_summary
 }
 
-# check_host: the host checks of the first kernel built.
+# check_host: the host checks of a base's first kernel built.
 check_host() {
 	check_warnings
 	check_headers

@@ -217,7 +217,7 @@ vm_boot() {
 	qemu_args "$scratch" "$mode"
 	printf '%q ' "${QEMU_ARGS[@]}" > "$scratch/qemu.cmd"
 	t0=$(now)
-	log "vm: booting the $(flavour_name) kernel ($UE_ACCEL, timeout ${timeout}s, scratch $scratch)"
+	log "vm: booting the $(flavour_name) kernel of $UE_BASE ($UE_ACCEL, timeout ${timeout}s, scratch $scratch)"
 	if [[ $mode == shell ]]; then
 		timeout --foreground "$timeout" "${QEMU_ARGS[@]}" || qrc=$?
 	else
