@@ -33,6 +33,9 @@
 #define USER_EVENTS_ENABLE_BIT_ABI
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35)
+#include <sys/rseq.h>		/* glibc's rseq area: since 2.35 */
+#endif
 
 #include "user_events_selftests.h"
 
@@ -136,6 +139,25 @@ static int inj_attr(struct _test_data_inj *self, int kind, const char *attr,
 	return inj_set(self, path, val);
 }
 
+/*
+ * fork() makes the pages it leaves the parent copy-on-write, glibc's
+ * rseq area among them, and a parent that was preempted or moved has the
+ * kernel write that area on its way back to user space.  When fork()
+ * met no n-th site, the count it left makes that write's copy-on-write
+ * fault fail, and the kernel kills the process (SIGSEGV, no log line):
+ * the tests run without rseq, which nothing here uses.
+ */
+static void inj_rseq_unregister(struct __test_metadata *_metadata)
+{
+#if defined(RSEQ_SIG) && __has_builtin(__builtin_thread_pointer)
+	/* glibc 2.35 and later register it with the size of struct rseq */
+	if (__rseq_size &&
+	    syscall(SYS_rseq, (char *)__builtin_thread_pointer() + __rseq_offset,
+		    sizeof(struct rseq), RSEQ_FLAG_UNREGISTER, RSEQ_SIG))
+		TH_LOG("rseq stays registered: %s", strerror(errno));
+#endif
+}
+
 FIXTURE_SETUP(inj)
 {
 	const char *why = ue_unavailable();
@@ -190,6 +212,7 @@ FIXTURE_SETUP(inj)
 	 * the call: it would meet the n-th site instead of the call
 	 */
 	ASSERT_EQ(0, mlockall(MCL_CURRENT | MCL_FUTURE));
+	inj_rseq_unregister(_metadata);
 }
 
 FIXTURE_TEARDOWN(inj)
