@@ -251,7 +251,7 @@ test_summary() {
 	echo
 	echo "=== Summary ==="
 	for name in "${CHECK_ORDER[@]}"; do
-		printf '  %-18s pass %4d   fail %4d   skip %4d\n' "$name" \
+		printf '  %-26s pass %4d   fail %4d   skip %4d\n' "$name" \
 			"${CHECK_PASS[$name]}" "${CHECK_FAIL[$name]}" "${CHECK_SKIP[$name]}"
 		tp=$((tp + CHECK_PASS[$name])) tf=$((tf + CHECK_FAIL[$name]))
 		ts=$((ts + CHECK_SKIP[$name]))
