@@ -13,7 +13,7 @@
 # FLAVOUR on the base of the command line, FLAVOUR@BASE on BASE.  When no
 # base is named (--base, UE_BASE), each base gets one of the two flavours,
 # the plain kernel 6.1 and the debug kernel 6.12, in about the time of
-# one base's two (README.md, "What runs where"); when one is, both
+# one base's two (README.md, "Two base trees"); when one is, both
 # flavours run on it.
 if [[ -n $UE_BASE_CHOSEN ]]; then
 	UE_FLAVOURS=${UE_FLAVOURS:-${UE_FLAVOUR:-plain debug}}
