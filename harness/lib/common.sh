@@ -17,9 +17,6 @@ UE_CACHE=${UE_CACHE:-${HOME:-/root}/.cache/user-events}
 # directory bases/BASE/ of the repository says how (bases/README).  Each
 # base other than the default has its own cache, a subdirectory of
 # $UE_CACHE, so that the trees, builds and results of the two never mix.
-# UE_BASE_CHOSEN: the command line (or the environment) named a base;
-# "harness/ue test" then tests that base alone (harness/lib/test.sh).
-UE_BASE_CHOSEN=${UE_BASE:+1}
 UE_BASE=${UE_BASE:-6.1}
 # The cache of the default base; a harness/ue started by another for a
 # base of its own inherits that base's subdirectory as UE_CACHE.
