@@ -1837,6 +1837,15 @@ TEST_F_TIMEOUT(fuzz, register_enable_bit, 600)
 				snprintf(key, sizeof(key), "%s%s %llx",
 					 multi ? "multi " : "", e.name,
 					 multi ? (unsigned long long)text_hash(t) : 0ULL);
+				/*
+				 * A name the fd registered before, with these
+				 * fields or others: the model keeps no fields
+				 */
+				key_slot(bf, key, &is_new);
+				if (!is_new) {
+					unknown = true;
+					allow(&cmd_errs, EADDRINUSE);
+				}
 			}
 		} else {
 			rand_event(&e);
