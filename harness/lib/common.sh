@@ -192,10 +192,11 @@ fingerprint() {
 	done | sha256sum | cut -d' ' -f1
 }
 
-# once CMD ARGS: run a step at most once per harness invocation and base (the steps
-# call their prerequisites, so "test" would otherwise repeat them).  A
-# harness/ue started by another gets the steps its parent did already in
-# UE_ONCE_DONE (once_export), so that it does not redo them either.
+# once CMD ARGS: run a step at most once per harness invocation and base
+# (the steps call their prerequisites, so "test" would otherwise repeat
+# them).  A harness/ue started by another gets the steps its parent did
+# already in UE_ONCE_DONE (once_export), so that it does not redo them
+# either.
 declare -A _UE_DONE=()
 for _step in ${UE_ONCE_DONE:-}; do
 	_UE_DONE[$_step]=1
