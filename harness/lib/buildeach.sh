@@ -13,10 +13,11 @@
 # Kconfig.fragment + the selftests' config, without UE_FLAVOUR or
 # UE_EXTRA_CONFIG) plus CONFIG_COMPILE_TEST=y: on 6.1, before the Kconfig
 # patch, USER_EVENTS still "depends on BROKEN || COMPILE_TEST", and BROKEN
-# cannot be set, so COMPILE_TEST is the only way to compile the code of
-# the earlier patches (6.12's USER_EVENTS has no such dependency).  It is made once, at the series' last commit, and given
-# to every commit through olddefconfig, so options that an earlier commit's
-# Kconfig does not know yet (SAMPLE_USER_EVENTS) come back when they appear.
+# cannot be set, so COMPILE_TEST is the only way to compile the code of the
+# earlier patches (6.12's USER_EVENTS has no such dependency).  It is made
+# once, at the series' last commit, and given to every commit through
+# olddefconfig, so options that an earlier commit's Kconfig does not know yet
+# (SAMPLE_USER_EVENTS) come back when they appear.
 #
 # Per commit: the kernel (bzImage, which builds the sample when
 # SAMPLE_USER_EVENTS is set) and headers_install; from the commit on that

@@ -9,12 +9,12 @@
 # there.  Their patch files, with a cover letter
 # (bases/BASE/series/fixes-cover-letter.txt or harness/series/'s), go to
 # OUTDIR (default $UE_CACHE/fixes/series), from the sender's identity as
-# "harness/ue series" writes them.  Then two kernels are built from
-# worktrees of $TREE ($FIX_DIR/src-base, src-fixes: the base, and the
-# base with the fixes) with the test kernel's options that the base has,
-# and each boots to run the ftracetest cases of the fixes, from the
-# fixes' tree: each must fail (or crash the kernel: each boots on its
-# own there) in the first and pass in the second.  Ends with "N passed, N failed", one count per case and
+# "harness/ue series" writes them.  Then two kernels are built from worktrees
+# of $TREE ($FIX_DIR/src-base, src-fixes: the base, and the base with the
+# fixes) with the test kernel's options that the base has, and each boots to
+# run the ftracetest cases of the fixes, from the fixes' tree: each must fail
+# (or crash the kernel: each boots on its own there) in the first and pass in
+# the second.  Ends with "N passed, N failed", one count per case and
 # kernel.  Slow (two kernel builds); not part of test.
 
 # fixes_tip: the last commit of the series that the fixes at its front end
