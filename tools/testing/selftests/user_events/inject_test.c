@@ -894,6 +894,19 @@ struct inj_rec {
 	char s[4];
 };
 
+/* Where s sits in the event's record: behind the common fields */
+#define INJ_REC_S	(UE_COMMON_SIZE + offsetof(struct inj_rec, s) - \
+			 offsetof(struct inj_rec, a))
+
+/* What the trace shows of @n records of struct inj_rec (at most 3) */
+#define INJ_REC_LINE	"a=1 b=2 s=str\n"
+static const char *inj_rec_lines(int n)
+{
+	static const char lines[] = INJ_REC_LINE INJ_REC_LINE INJ_REC_LINE;
+
+	return lines + (3 - n) * strlen(INJ_REC_LINE);
+}
+
 /*
  * Writes: write(), writev() and a batch of three records, each recorded
  * exactly when (and as far as) it succeeded
@@ -919,7 +932,7 @@ TEST_F_TIMEOUT(inj, writes, INJ_TIMEOUT)
 	rec.idx = reg.write_index;
 	rec.a = 1;
 	rec.b = 2;
-	rec.loc = DYN_LOC(16, 4);
+	rec.loc = DYN_LOC(INJ_REC_S, sizeof(rec.s));
 	memcpy(rec.s, "str", 4);
 	memcpy(batch, &marker, 4);
 	off = 4;
@@ -938,7 +951,7 @@ TEST_F_TIMEOUT(inj, writes, INJ_TIMEOUT)
 		n = write(fd, &rec, sizeof(rec));
 		inj_disarm(_metadata, self, &st, INJ_ERR(n));
 		ASSERT_TRUE(n == -1 || n == sizeof(rec));
-		ASSERT_EQ(n != -1, ue_trace_count(NULL, name));
+		UE_ASSERT_TRACE(NULL, name, inj_rec_lines(n != -1));
 	}
 	inj_report(&st);
 
@@ -955,7 +968,7 @@ TEST_F_TIMEOUT(inj, writes, INJ_TIMEOUT)
 		n = writev(fd, io, 3);
 		inj_disarm(_metadata, self, &st, INJ_ERR(n));
 		ASSERT_TRUE(n == -1 || n == sizeof(rec));
-		ASSERT_EQ(n != -1, ue_trace_count(NULL, name));
+		UE_ASSERT_TRACE(NULL, name, inj_rec_lines(n != -1));
 	}
 	inj_report(&st);
 
@@ -968,7 +981,7 @@ TEST_F_TIMEOUT(inj, writes, INJ_TIMEOUT)
 		/* Records up to the first that failed, or all */
 		want = n == -1 ? 0 : (int)((n - 4) / (sizeof(hdr) + psize));
 		ASSERT_TRUE(n == -1 || n == 4 + want * (sizeof(hdr) + psize));
-		ASSERT_EQ(want, ue_trace_count(NULL, name));
+		UE_ASSERT_TRACE(NULL, name, inj_rec_lines(want));
 	}
 	inj_report(&st);
 
