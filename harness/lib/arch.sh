@@ -200,21 +200,42 @@ arch_initramfs() {
 		die "arch: the initramfs of $k could not be made"
 }
 
+# arch_reap KERNEL SCRATCH: once the guest has printed its status, give
+# its QEMU ARCH_EXIT_GRACE seconds to exit, then kill it: QEMU's s390x
+# has hung in the guest's power off, deaf to SIGTERM, until the timeout's
+# SIGKILL 25 minutes later.
+ARCH_EXIT_GRACE=30
+arch_reap() {
+	local k=$1 scratch=$2
+	until grep -qE '^=== status [0-9]+ ===$' "$scratch/console.log" 2> /dev/null; do
+		sleep 2
+	done
+	sleep "$ARCH_EXIT_GRACE"
+	[[ -f $scratch/qemu.pid ]] || return 0
+	warn "arch: the $k guest is done, its QEMU has not exited in ${ARCH_EXIT_GRACE}s: killed"
+	kill -KILL "$(<"$scratch/qemu.pid")" 2> /dev/null || true
+}
+
 # arch_boot KERNEL SCRATCH TIMEOUT: boot it, its console in
 # SCRATCH/console.log (and shown, each line headed by the kernel's name);
 # the guest's exit status
 arch_boot() {
-	local k=$1 scratch=$2 timeout=$3 dir=$ARCH_DIR/$1
+	local k=$1 scratch=$2 timeout=$3 dir=$ARCH_DIR/$1 reaper
 	local -a qemu
 	# shellcheck disable=SC2206 # the emulator's words
 	qemu=(${AK_QEMU[$k]} -smp "$UE_SMP" -m "$UE_MEM" -nographic -no-reboot
 		-kernel "$dir/build/${AK_IMAGE[$k]}" -initrd "$dir/initramfs.cpio.gz"
-		-append "console=${AK_CONSOLE[$k]} panic=-1 quiet tp_printk${AK_APPEND[$k]:+ ${AK_APPEND[$k]}}")
+		-append "console=${AK_CONSOLE[$k]} panic=-1 quiet tp_printk${AK_APPEND[$k]:+ ${AK_APPEND[$k]}}"
+		-pidfile "$scratch/qemu.pid")
 	printf '%q ' "${qemu[@]}" > "$scratch/qemu.cmd"
 	log "arch: booting the $k kernel (timeout ${timeout}s, scratch $scratch)"
 	now > "$scratch/vm-start"
+	arch_reap "$k" "$scratch" &
+	reaper=$!
 	{ timeout -k 10 "$timeout" "${qemu[@]}" < /dev/null || echo $? > "$scratch/qemu-rc"; } 2>&1 |
 		sed -u 's/\r$//' | tee "$scratch/console.log" | sed -u "s/^/[$k] /"
+	kill "$reaper" 2> /dev/null || true
+	wait "$reaper" 2> /dev/null || true
 	arch_split "$scratch"
 	[[ -f $scratch/status ]] && return "$(<"$scratch/status")"
 	warn "arch: the $k guest did not finish (QEMU exit $(cat "$scratch/qemu-rc" 2> /dev/null || echo 0), timeout ${timeout}s)"
