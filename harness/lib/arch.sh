@@ -203,14 +203,15 @@ arch_initramfs() {
 # arch_reap KERNEL SCRATCH: once the guest has printed its status, give
 # its QEMU ARCH_EXIT_GRACE seconds to exit, then kill it: QEMU's s390x
 # has hung in the guest's power off, deaf to SIGTERM, until the timeout's
-# SIGKILL 25 minutes later.
+# SIGKILL 25 minutes later.  (Its sleeps hold none of the run's output:
+# one left behind by the reaper's kill does not keep a pipe open.)
 ARCH_EXIT_GRACE=30
 arch_reap() {
 	local k=$1 scratch=$2
 	until grep -qE '^=== status [0-9]+ ===$' "$scratch/console.log" 2> /dev/null; do
-		sleep 2
+		sleep 2 > /dev/null 2>&1
 	done
-	sleep "$ARCH_EXIT_GRACE"
+	sleep "$ARCH_EXIT_GRACE" > /dev/null 2>&1
 	[[ -f $scratch/qemu.pid ]] || return 0
 	warn "arch: the $k guest is done, its QEMU has not exited in ${ARCH_EXIT_GRACE}s: killed"
 	kill -KILL "$(<"$scratch/qemu.pid")" 2> /dev/null || true
